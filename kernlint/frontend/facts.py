@@ -1,0 +1,86 @@
+"""What the frontend learns about a file: kernels, their parameters, configs and launch sites."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import libcst as cst
+
+from kernlint.frontend.static_eval import ConfigLiteral
+
+ConfigOrigin = Literal["autotune", "launch", "default", "cli", "heuristics"]
+NO_DEFAULT: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    index: int
+    is_constexpr: bool
+    default: Any = NO_DEFAULT          # evaluated default, `Unknown`, or NO_DEFAULT
+    annotation: str | None = None      # source text of the annotation, e.g. "tl.constexpr" or "tl.tensor"
+
+
+@dataclass(frozen=True, slots=True)
+class AutotuneSpec:
+    configs: tuple[ConfigLiteral, ...]
+    key: tuple[str, ...]
+    line: int
+    unknown_reason: str | None = None  # set when the config list could not be evaluated statically
+    has_prune: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HeuristicValue:
+    name: str
+    source: str                        # the lambda's source text, for messages
+    line: int
+    body: cst.BaseExpression | None    # the lambda body, evaluated per config with `args` bound
+    arg_name: str = "args"
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSite:
+    callee: str                        # qualified name of the launched kernel
+    line: int
+    col: int
+    end_line: int
+    kwargs: dict[str, Any]             # evaluated keyword values (Unknown where not static)
+    positional: int                    # number of positional arguments
+    grid_is_callable: bool
+    host_function: str | None          # the host function containing the launch
+
+
+@dataclass(frozen=True, slots=True)
+class JitFunction:
+    """A `@triton.jit` function: a kernel, a helper, or both."""
+
+    name: str
+    qualname: str                      # dotted path inside the module (Outer.inner for nested defs)
+    module: str                        # module name derived from the file path
+    path: str
+    node: cst.FunctionDef
+    line: int                          # line of the `def`
+    decorator_line: int                # first decorator line (noqa on it covers the kernel)
+    params: tuple[Param, ...]
+    autotune: AutotuneSpec | None = None
+    heuristics: tuple[HeuristicValue, ...] = ()
+    jit_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.module}.{self.qualname}" if self.module else self.qualname
+
+    @property
+    def constexpr_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params if p.is_constexpr)
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFacts:
+    path: str
+    module_name: str
+    jit_functions: tuple[JitFunction, ...]
+    launches: tuple[LaunchSite, ...]
+    constants: dict[str, Any]          # module-level names with static values (constexpr globals too)
+    called_jit_names: frozenset[str]   # qualified names called from inside jit functions (→ helpers)

@@ -1,0 +1,262 @@
+"""Find Triton jit functions, autotune/heuristics decorators, module constants and launch sites."""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from kernlint.frontend.facts import (
+    NO_DEFAULT, AutotuneSpec, HeuristicValue, JitFunction, LaunchSite, ModuleFacts, Param,
+)
+from kernlint.frontend.names import NameResolver
+from kernlint.frontend.static_eval import ConfigLiteral, StaticEvaluator
+from kernlint.ir.symbolic import Unknown
+
+JIT_NAMES = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
+AUTOTUNE_NAMES = ("triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune")
+HEURISTICS_NAMES = ("triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics")
+CONSTEXPR_NAMES = ("triton.language.constexpr", "triton.language.core.constexpr")
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def module_name_for(path: str) -> str:
+    """`examples/sub/x.py` → `examples.sub.x` (paths are taken relative to where kernlint runs)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts:
+        return ""
+    if parts[-1].endswith(".py"):
+        parts[-1] = parts[-1][:-3]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(p for p in parts if p.isidentifier())
+
+
+def collect_constants(module: cst.Module, evaluator: StaticEvaluator) -> dict[str, Any]:
+    """Module-level `NAME = <static>` / `NAME: tl.constexpr = <static>`; later assignments win."""
+    constants: dict[str, Any] = {}
+    evaluator.constants = constants
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            target: cst.BaseExpression | None = None
+            value: cst.BaseExpression | None = None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            if isinstance(target, cst.Name) and value is not None:
+                result = evaluator.evaluate(value)
+                if isinstance(result, Unknown):
+                    constants.pop(target.value, None)
+                else:
+                    constants[target.value] = result
+    return constants
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, path: str, module_name: str, names: NameResolver, evaluator: StaticEvaluator) -> None:
+        self.path, self.module_name, self.names, self.ev = path, module_name, names, evaluator
+        self.scope: list[str] = []
+        self.host_locals: list[dict[str, Any]] = []
+        self.jit_depth = 0
+        self.jit: list[JitFunction] = []
+        self.launches: list[LaunchSite] = []
+        self.called: set[str] = set()
+        self.local_jit_names: set[str] = set()
+
+    # -- scopes -----------------------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        qualname = ".".join([*self.scope, node.name.value])
+        jit = self._jit_function(node, qualname)
+        if jit is not None:
+            self.jit.append(jit)
+            self.jit_depth += 1
+        self.scope.append(node.name.value)
+        self.host_locals.append(self._static_locals(node) if jit is None else {})
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scope.pop()
+        self.host_locals.pop()
+        if self.jit and self.jit[-1].node is original_node:
+            self.jit_depth -= 1
+
+    # -- calls ------------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.jit_depth:
+            for name in self.names.qualnames(node.func):
+                self.called.add(name if "." in name else f"{self.module_name}.{name}")
+            return
+        if isinstance(node.func, cst.Subscript):
+            self._launch(node, node.func)
+
+    def _launch(self, call: cst.Call, sub: cst.Subscript) -> None:
+        callee_names = self.names.qualnames(sub.value)
+        if not callee_names:
+            return
+        # Local kernels resolve to their in-module qualname ("kern", "outer.<locals>.kern" → "outer.kern"),
+        # imported ones to their absolute name; `kernlint.api` links either form to the JitFunction.
+        callee = sorted(callee_names)[0].replace(".<locals>", "")
+        env = self.host_locals[-1] if self.host_locals else {}
+        kwargs = {a.keyword.value: self.ev.evaluate(a.value, env) for a in call.args if a.keyword is not None}
+        grid = sub.slice[0].slice if sub.slice else None
+        callable_grid = isinstance(grid, cst.Index) and (
+            isinstance(grid.value, cst.Lambda)
+            or (isinstance(grid.value, cst.Name) and env.get(f"<callable>{grid.value.value}", False)))
+        rng = self.names.range(call)
+        self.launches.append(LaunchSite(
+            callee=callee, line=rng.start.line if rng else 1, col=rng.start.column if rng else 0,
+            end_line=rng.end.line if rng else 1, kwargs=kwargs,
+            positional=sum(1 for a in call.args if a.keyword is None), grid_is_callable=callable_grid,
+            host_function=".".join(self.scope) or None))
+
+    def _static_locals(self, fn: cst.FunctionDef) -> dict[str, Any]:
+        """Single-assignment constants of a host function (`BLOCK = 1024` before a launch)."""
+        seen: dict[str, int] = {}
+        values: dict[str, Any] = {}
+        outer = self.host_locals[-1] if self.host_locals else {}
+        for node in _walk_statements(fn.body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                name = node.targets[0].target.value
+                seen[name] = seen.get(name, 0) + 1
+                if isinstance(node.value, cst.Lambda):
+                    values[f"<callable>{name}"] = True
+                else:
+                    values[name] = self.ev.evaluate(node.value, {**outer, **values})
+        for stmt in _walk_statements(fn.body):
+            if isinstance(stmt, cst.FunctionDef):
+                values[f"<callable>{stmt.name.value}"] = True
+        return {**outer, **{k: v for k, v in values.items()
+                            if k.startswith("<") or (seen.get(k) == 1 and not isinstance(v, Unknown))}}
+
+    # -- decorators -------------------------------------------------------------------------------
+    def _jit_function(self, node: cst.FunctionDef, qualname: str) -> JitFunction | None:
+        is_jit = False
+        autotune: AutotuneSpec | None = None
+        heuristics: list[HeuristicValue] = []
+        jit_kwargs: dict[str, Any] = {}
+        for dec in node.decorators:
+            expr = dec.decorator
+            func = expr.func if isinstance(expr, cst.Call) else expr
+            if self.names.refers_to(func, *JIT_NAMES):
+                is_jit = True
+                if isinstance(expr, cst.Call):
+                    jit_kwargs = {a.keyword.value: self.ev.evaluate(a.value) for a in expr.args if a.keyword}
+            elif self.names.refers_to(func, *AUTOTUNE_NAMES) and isinstance(expr, cst.Call):
+                autotune = self._autotune(expr)
+            elif self.names.refers_to(func, *HEURISTICS_NAMES) and isinstance(expr, cst.Call):
+                heuristics.extend(self._heuristics(expr))
+        if not is_jit:
+            return None
+        first_line = self.names.line(node.decorators[0]) if node.decorators else self.names.line(node)
+        return JitFunction(
+            name=node.name.value, qualname=qualname, module=self.module_name, path=self.path, node=node,
+            line=self.names.line(node.name), decorator_line=first_line, params=self._params(node),
+            autotune=autotune, heuristics=tuple(heuristics), jit_kwargs=jit_kwargs)
+
+    def _params(self, node: cst.FunctionDef) -> tuple[Param, ...]:
+        out: list[Param] = []
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        for index, p in enumerate(params):
+            ann = p.annotation.annotation if p.annotation is not None else None
+            is_constexpr = ann is not None and self.names.refers_to(ann, *CONSTEXPR_NAMES)
+            default = self.ev.evaluate(p.default) if p.default is not None else NO_DEFAULT
+            out.append(Param(p.name.value, index, is_constexpr, default, _code(ann) if ann is not None else None))
+        return tuple(out)
+
+    def _autotune(self, call: cst.Call) -> AutotuneSpec:
+        configs_node: cst.BaseExpression | None = None
+        key_node: cst.BaseExpression | None = None
+        has_prune = False
+        positional = [a for a in call.args if a.keyword is None]
+        if positional:
+            configs_node = positional[0].value
+        if len(positional) > 1:
+            key_node = positional[1].value
+        for arg in call.args:
+            if arg.keyword is not None:
+                if arg.keyword.value == "configs":
+                    configs_node = arg.value
+                elif arg.keyword.value == "key":
+                    key_node = arg.value
+                elif arg.keyword.value == "prune_configs_by":
+                    has_prune = True
+        line = self.names.line(call)
+        configs: tuple[ConfigLiteral, ...] = ()
+        reason: str | None = "no `configs=` argument"
+        if configs_node is not None:
+            value = self.ev.evaluate(configs_node)
+            if isinstance(value, Unknown):
+                reason = value.reason
+            elif isinstance(value, (list, tuple)) and all(isinstance(c, ConfigLiteral) for c in value):
+                configs, reason = tuple(value), None
+            else:
+                reason = "the configs expression does not evaluate to a list of triton.Config"
+        key = self.ev.evaluate(key_node) if key_node is not None else ()
+        key_names = tuple(str(k) for k in key) if isinstance(key, (list, tuple)) else ()
+        return AutotuneSpec(configs, key_names, line, reason, has_prune)
+
+    def _heuristics(self, call: cst.Call) -> list[HeuristicValue]:
+        arg = next((a for a in call.args if a.keyword is None or a.keyword.value == "values"), None)
+        if arg is None or not isinstance(arg.value, cst.Dict):
+            return []
+        out: list[HeuristicValue] = []
+        for el in arg.value.elements:
+            if not isinstance(el, cst.DictElement):
+                continue
+            name = self.ev.evaluate(el.key)
+            if not isinstance(name, str):
+                continue
+            body: cst.BaseExpression | None = None
+            arg_name = "args"
+            if isinstance(el.value, cst.Lambda):
+                body = el.value.body
+                params = el.value.params.params
+                arg_name = params[0].name.value if params else "args"
+            out.append(HeuristicValue(name, _code(el.value), self.names.line(el), body, arg_name))
+        return out
+
+
+def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
+    """Assignments and nested defs of a function body, without entering nested functions."""
+    found: list[cst.CSTNode] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            found.append(node)
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    body.visit(_V())
+    return found
+
+
+def collect_module_facts(path: str, module: cst.Module, package: str | None = None) -> tuple[ModuleFacts, NameResolver]:
+    module_name = module_name_for(path)
+    if package is None:
+        package = module_name.rpartition(".")[0] if not path.endswith("__init__.py") else module_name
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    names = NameResolver(wrapper, package)
+    evaluator = StaticEvaluator(names)
+    constants = collect_constants(module, evaluator)
+    collector = _Collector(path, module_name, names, evaluator)
+    wrapper.module.visit(collector)
+    facts = ModuleFacts(path=path, module_name=module_name, jit_functions=tuple(collector.jit),
+                        launches=tuple(collector.launches), constants=constants,
+                        called_jit_names=frozenset(collector.called))
+    return facts, names

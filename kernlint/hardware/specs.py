@@ -1,0 +1,162 @@
+"""GPU specification table: one record per target, every number with its source.
+
+Sources (abbreviations used in the comments below):
+  [CUDA-CC]   CUDA C++ Programming Guide, "Compute Capabilities" → "Technical Specifications per Compute
+              Capability" table (threads/warps/blocks per SM, registers, shared memory per SM and per block).
+  [CUDA-ALLOC] CUDA Occupancy Calculator / Programming Guide "Occupancy": registers are allocated per warp in
+              units of 256, and every block reserves 1 KiB of shared memory for the system (sm_80 and newer).
+  [TRITON-OOR] Triton's load-time check `OutOfResources: shared memory, Required: N, Hardware limit: L`;
+              L is cudaDevAttrMaxSharedMemoryPerBlockOptin, measured on an H200 as 232,448 B
+              (shared/reference/triton_truth.md, "out-of-resource" row), 166,912 B on A100.
+  [DS-*]      the vendor's product data sheet (SM counts, memory): H100 SXM5, H200 SXM, B200, A100 SXM4,
+              L40S, GeForce RTX 4090, GeForce RTX 5090.
+  [PTX-TCGEN05] PTX ISA, "Tensor Memory": 128 lanes x 512 columns of 32-bit cells per CTA pair/SM on sm_100a;
+              Triton raises `OutOfResources: tensor memory` above 512 columns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+PipelineRule = Literal["async_all_stages", "cp_async_stages_minus_one"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    key: str                      # canonical target key used on the command line ("h100")
+    name: str                     # marketing name for messages
+    arch: str                     # "sm_90"
+    capability: int               # Triton's GPUTarget capability (90)
+    sms: int                      # streaming multiprocessors [DS-*]
+    regs_per_sm: int              # 32-bit registers per SM [CUDA-CC]
+    max_regs_per_thread: int      # [CUDA-CC]
+    reg_alloc_unit_per_warp: int  # registers are handed out per warp in this granule [CUDA-ALLOC]
+    max_threads_per_sm: int       # [CUDA-CC]
+    max_ctas_per_sm: int          # [CUDA-CC]
+    smem_per_sm: int              # bytes of shared memory per SM usable by CTAs [CUDA-CC]
+    smem_per_cta_optin: int       # bytes; the limit Triton compares `metadata.shared` with [TRITON-OOR]
+    smem_reserved_per_cta: int    # bytes the driver reserves per CTA [CUDA-ALLOC]
+    tmem_columns: int             # tensor-memory columns per CTA (0: no tensor memory) [PTX-TCGEN05]
+    pipeline_rule: PipelineRule   # how Triton's software pipeliner sizes dot-operand buffers (see analysis.smem)
+    tensor_core: str              # the MMA flavour Triton emits for tl.dot: "mma_sync", "wgmma", "tcgen05"
+    memory: str                   # for explain output only [DS-*]
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // 32
+
+
+def _sm90(key: str, name: str, memory: str) -> GpuSpec:
+    return GpuSpec(
+        key=key, name=name, arch="sm_90", capability=90,
+        sms=132,                     # [DS-H100 SXM5], [DS-H200]: same GH100 die configuration
+        regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit_per_warp=256,
+        max_threads_per_sm=2048, max_ctas_per_sm=32,
+        smem_per_sm=233472,          # 228 KiB [CUDA-CC, cc 9.0]
+        smem_per_cta_optin=232448,   # 227 KiB [CUDA-CC, cc 9.0]; measured on H200 [TRITON-OOR]
+        smem_reserved_per_cta=1024,
+        tmem_columns=0,
+        pipeline_rule="async_all_stages",  # TMA/wgmma pipelines keep num_stages buffers (triton_truth.md)
+        tensor_core="wgmma",
+        memory=memory,
+    )
+
+
+SPECS: dict[str, GpuSpec] = {
+    "h100": _sm90("h100", "H100 SXM", "80 GB HBM3, 3.35 TB/s"),
+    "h200": _sm90("h200", "H200 SXM", "141 GB HBM3e, 4.8 TB/s"),
+    "b200": GpuSpec(
+        key="b200", name="B200", arch="sm_100", capability=100,
+        sms=148,                     # [DS-B200]
+        regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit_per_warp=256,
+        max_threads_per_sm=2048, max_ctas_per_sm=32,
+        smem_per_sm=233472,          # 228 KiB [CUDA-CC, cc 10.0]
+        smem_per_cta_optin=232448,   # 227 KiB [CUDA-CC, cc 10.0]
+        smem_reserved_per_cta=1024,
+        tmem_columns=512,            # [PTX-TCGEN05]
+        pipeline_rule="async_all_stages",
+        tensor_core="tcgen05",
+        memory="180 GB HBM3e, 8 TB/s",
+    ),
+    "a100": GpuSpec(
+        key="a100", name="A100 SXM", arch="sm_80", capability=80,
+        sms=108,                     # [DS-A100]
+        regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit_per_warp=256,
+        max_threads_per_sm=2048, max_ctas_per_sm=32,
+        smem_per_sm=167936,          # 164 KiB [CUDA-CC, cc 8.0]
+        smem_per_cta_optin=166912,   # 163 KiB [CUDA-CC, cc 8.0], [TRITON-OOR]
+        smem_reserved_per_cta=1024,
+        tmem_columns=0,
+        pipeline_rule="cp_async_stages_minus_one",  # sm_80 allocates num_stages-1 buffers (triton_truth.md)
+        tensor_core="mma_sync",
+        memory="80 GB HBM2e, 2.0 TB/s",
+    ),
+    "l40s": GpuSpec(
+        key="l40s", name="L40S", arch="sm_89", capability=89,
+        sms=142,                     # [DS-L40S]
+        regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit_per_warp=256,
+        max_threads_per_sm=1536, max_ctas_per_sm=24,   # [CUDA-CC, cc 8.9]
+        smem_per_sm=102400,          # 100 KiB [CUDA-CC, cc 8.9]
+        smem_per_cta_optin=101376,   # 99 KiB [CUDA-CC, cc 8.9]
+        smem_reserved_per_cta=1024,
+        tmem_columns=0,
+        pipeline_rule="cp_async_stages_minus_one",
+        tensor_core="mma_sync",
+        memory="48 GB GDDR6, 864 GB/s",
+    ),
+    "rtx4090": GpuSpec(
+        key="rtx4090", name="GeForce RTX 4090", arch="sm_89", capability=89,
+        sms=128,                     # [DS-RTX 4090]
+        regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit_per_warp=256,
+        max_threads_per_sm=1536, max_ctas_per_sm=24,   # [CUDA-CC, cc 8.9]
+        smem_per_sm=102400, smem_per_cta_optin=101376, smem_reserved_per_cta=1024,
+        tmem_columns=0,
+        pipeline_rule="cp_async_stages_minus_one",
+        tensor_core="mma_sync",
+        memory="24 GB GDDR6X, 1.0 TB/s",
+    ),
+    "rtx5090": GpuSpec(
+        key="rtx5090", name="GeForce RTX 5090", arch="sm_120", capability=120,
+        sms=170,                     # [DS-RTX 5090]
+        regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit_per_warp=256,
+        max_threads_per_sm=1536, max_ctas_per_sm=32,   # [CUDA-CC, cc 12.0]
+        smem_per_sm=102400, smem_per_cta_optin=101376, smem_reserved_per_cta=1024,  # [CUDA-CC, cc 12.0]
+        tmem_columns=0,              # consumer Blackwell has no tensor memory; Triton emits mma.sync there
+        pipeline_rule="cp_async_stages_minus_one",
+        tensor_core="mma_sync",
+        memory="32 GB GDDR7, 1.8 TB/s",
+    ),
+}
+
+# Aliases accepted by --target: architecture names map to the most common part of that architecture.
+_ALIASES: dict[str, str] = {
+    "sm_90": "h100", "sm90": "h100", "sm_90a": "h100", "hopper": "h100", "h100-sxm": "h100",
+    "sm_100": "b200", "sm100": "b200", "sm_100a": "b200", "blackwell": "b200",
+    "sm_80": "a100", "sm80": "a100", "ampere": "a100",
+    "sm_89": "l40s", "sm89": "l40s", "ada": "l40s", "4090": "rtx4090",
+    "sm_120": "rtx5090", "sm120": "rtx5090", "5090": "rtx5090",
+}
+
+
+class UnknownTarget(ValueError):
+    pass
+
+
+def resolve_target(name: str) -> GpuSpec:
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in SPECS:
+        known = ", ".join(sorted(SPECS))
+        raise UnknownTarget(f"unknown target {name!r} (known: {known}; also sm_80, sm_89, sm_90, sm_100, sm_120)")
+    return SPECS[key]
+
+
+def resolve_targets(names: list[str] | tuple[str, ...]) -> tuple[GpuSpec, ...]:
+    """Resolve comma-separated and repeated --target values, keeping order and dropping duplicates."""
+    seen: dict[str, GpuSpec] = {}
+    for raw in names:
+        for part in raw.split(","):
+            if part.strip():
+                spec = resolve_target(part)
+                seen.setdefault(spec.key, spec)
+    return tuple(seen.values())

@@ -1,0 +1,2 @@
+"""Immutable per-kernel dataflow graph: tile values with symbolic shapes, ops, structured loops and ifs."""
+from __future__ import annotations

@@ -1,0 +1,66 @@
+"""Triton dtype names and the promotion rules the graph needs (a simplified `triton.language.semantic`)."""
+from __future__ import annotations
+
+from kernlint.ir.nodes import is_pointer
+
+# Qualified names of Triton dtype objects → the short names Triton prints in signatures ("*fp16").
+DTYPE_NAMES: dict[str, str] = {
+    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "float8e4nv": "fp8e4nv",
+    "float8e5": "fp8e5", "float8e4b15": "fp8e4b15", "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16",
+    "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float": "fp32", "double": "fp64",
+}
+
+_FLOAT_RANK = {"fp8e4nv": 1, "fp8e5": 1, "fp8e4b15": 1, "fp8e4b8": 1, "fp8e5b16": 1,
+               "fp16": 2, "bf16": 2, "fp32": 3, "tf32": 3, "fp64": 4}
+_INT_RANK = {"i1": 0, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 3, "u32": 3, "i64": 4, "u64": 4}
+
+
+def dtype_from_qualname(name: str) -> str | None:
+    for prefix in ("triton.language.core.", "triton.language."):
+        if name.startswith(prefix):
+            return DTYPE_NAMES.get(name[len(prefix):])
+    return None
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in _FLOAT_RANK
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in _INT_RANK
+
+
+def promote(a: str | None, b: str | None) -> str:
+    """Result dtype of a binary arithmetic op; `None` stands for a Python scalar (weakly typed)."""
+    if a is None:
+        return b or "i32"
+    if b is None:
+        return a
+    if is_pointer(a):
+        return a
+    if is_pointer(b):
+        return b
+    if is_float(a) and is_float(b):
+        if a != b and _FLOAT_RANK[a] == _FLOAT_RANK[b]:
+            return "fp32"  # fp16 op bf16 → fp32, as Triton does
+        return a if _FLOAT_RANK[a] >= _FLOAT_RANK[b] else b
+    if is_float(a):
+        return a
+    if is_float(b):
+        return b
+    return a if _INT_RANK.get(a, 3) >= _INT_RANK.get(b, 3) else b
+
+
+def python_scalar_dtype(value: object) -> str | None:
+    """Python literals are weakly typed in Triton: they adopt the tile's dtype (None here)."""
+    return None
+
+
+def parse_arg_type(spec: str) -> str:
+    """`*fp16` → `ptr<fp16>`, `i32` → `i32`, `fp32` → `fp32` (Triton's AOT signature syntax)."""
+    spec = spec.strip()
+    if spec.startswith("*"):
+        return f"ptr<{spec[1:].split(':')[0]}>"
+    return spec.split(":")[0]

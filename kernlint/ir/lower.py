@@ -1,0 +1,463 @@
+"""Lower a `@triton.jit` function's syntax tree into a KernelIR by abstract interpretation.
+
+Each Python name maps to an abstract entry: a runtime `Value` (tile or scalar), a compile-time `CV`
+(symbolic constexpr expression), a dtype, a tuple, or a helper function. Helpers are inlined at their call
+sites (also across modules of the linted tree). Constructs the model does not understand are recorded as
+`Unmodelled` with their line, and lowering goes on, so estimates can say they are incomplete.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from kernlint.frontend.facts import JitFunction
+from kernlint.frontend.names import NameResolver
+from kernlint.ir import tl_calls
+from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
+from kernlint.ir.nodes import Carried, KernelIR, Op, Region, Unmodelled, Value
+from kernlint.ir.pointers import pointer_params
+from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, unary
+
+MAX_INLINE_DEPTH = 8
+
+
+@dataclass(frozen=True, slots=True)
+class CV:
+    """A compile-time value: a constexpr parameter, a Python literal or arithmetic on them."""
+
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class DT:
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tup:
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HelperRef:
+    jit: JitFunction
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleRef:
+    """A jit helper's home module, so its body resolves names in its own file."""
+
+    names: NameResolver
+    constants: Mapping[str, Any]
+
+
+HelperIndex = Mapping[str, tuple[JitFunction, ModuleRef]]
+
+_BIN = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
+        cst.Modulo: "%", cst.Power: "**", cst.LeftShift: "<<", cst.RightShift: ">>",
+        cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^", cst.MatrixMultiply: "@"}
+_CMP = {cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqual: "<=",
+        cst.GreaterThan: ">", cst.GreaterThanEqual: ">=", cst.Is: "==", cst.IsNot: "!="}
+
+
+class Lowerer:
+    def __init__(self, jit: JitFunction, module: ModuleRef, helpers: HelperIndex,
+                 arg_types: Mapping[str, str] | None = None, default_pointee: str = "fp16") -> None:
+        self.jit = jit
+        self.module = module
+        self.helpers = helpers
+        self.arg_types = dict(arg_types or {})
+        self.default_pointee = default_pointee
+        self.next_id = 0
+        self.blocks: list[list[Op]] = [[]]
+        self.unmodelled: list[Unmodelled] = []
+        self.assumptions: list[str] = []
+        self.depth = 0
+
+    # -- building blocks --------------------------------------------------------------------------
+    def new_value(self, shape: tuple[Expr, ...], dtype: str, name: str = "") -> Value:
+        self.next_id += 1
+        return Value(self.next_id, shape, dtype, name)
+
+    def emit(self, kind: str, operands: tuple[Value, ...], line: int, result: Value | None = None,
+             **attrs: Any) -> Value | None:
+        self.next_id += 1
+        self.blocks[-1].append(Op(self.next_id, kind, result, operands, line, attrs))
+        return result
+
+    def note(self, line: int, construct: str) -> None:
+        self.unmodelled.append(Unmodelled(line, construct))
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.module.names.line(node)
+
+    # -- entry ------------------------------------------------------------------------------------
+    def lower(self) -> KernelIR:
+        env: dict[str, Any] = {}
+        ptrs = pointer_params(self.jit)
+        pointer_types: dict[str, str] = {}
+        for p in self.jit.params:
+            if p.is_constexpr:
+                env[p.name] = CV(Sym(p.name))
+                continue
+            spec = self.arg_types.get(p.name)
+            if spec is not None and not spec.startswith("*") and spec.lstrip("-").isdigit():
+                env[p.name] = CV(Const(int(spec)))  # Triton specialises integer 1 (and given values)
+                continue
+            if spec is not None:
+                dtype = parse_arg_type(spec)
+            elif p.name in ptrs:
+                dtype = f"ptr<{self.default_pointee}>"
+                self.assumptions.append(f"{p.name}: *{self.default_pointee} (default pointer dtype)")
+            else:
+                dtype = "i32"
+            if dtype.startswith("ptr<"):
+                pointer_types[p.name] = dtype[4:-1]
+            env[p.name] = self.emit("param", (), self.jit.line, self.new_value((), dtype, p.name), index=p.index)
+        self.run_body(self.jit.node.body, env)
+        self.unmodelled.sort(key=lambda u: u.line)
+        return KernelIR(self.jit.qualname, Region(tuple(self.blocks[0])), self.jit.constexpr_names,
+                        pointer_types, tuple(self.assumptions), tuple(self.unmodelled), self.next_id)
+
+    # -- statements -------------------------------------------------------------------------------
+    def run_body(self, body: cst.BaseSuite, env: dict[str, Any]) -> Any:
+        statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for stmt in statements:
+            result = self.statement(stmt, env)
+            if result is not None:
+                return result
+        return None
+
+    def statement(self, stmt: cst.CSTNode, env: dict[str, Any]) -> Any:
+        """Lower one statement; returns a value only for `return` (used when inlining helpers)."""
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                ret = self.small_statement(small, env)
+                if ret is not None:
+                    return ret
+            return None
+        if isinstance(stmt, cst.If):
+            return self.if_statement(stmt, env)
+        if isinstance(stmt, cst.For):
+            self.for_statement(stmt, env)
+            return None
+        if isinstance(stmt, cst.While):
+            self.loop(stmt, env, None, stmt.body, kind="while", num_stages=None)
+            return None
+        self.note(self.line(stmt), f"`{type(stmt).__name__}` statement inside a kernel")
+        return None
+
+    def small_statement(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> Any:
+        if isinstance(small, cst.Assign):
+            value = self.expr(small.value, env)
+            for target in small.targets:
+                self.bind(target.target, value, env)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, self.expr(small.value, env), env)
+        elif isinstance(small, cst.AugAssign):
+            op = _BIN.get(type(small.operator))
+            current = self.expr(small.target, env)
+            value = self.arith(op or "+", current, self.expr(small.value, env), self.line(small))
+            self.bind(small.target, value, env)
+        elif isinstance(small, cst.Expr):
+            self.expr(small.value, env)
+        elif isinstance(small, cst.Return):
+            return self.expr(small.value, env) if small.value is not None else CV(Const(None))
+        elif isinstance(small, (cst.Pass, cst.Break, cst.Continue, cst.Assert)):
+            pass
+        else:
+            self.note(self.line(small), f"`{type(small).__name__}` statement")
+        return None
+
+    def bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any]) -> None:
+        if isinstance(target, cst.Name):
+            env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = value.items if isinstance(value, Tup) else None
+            for i, el in enumerate(target.elements):
+                item = items[i] if items is not None and i < len(items) else Unknown("unpacked value")
+                self.bind(el.value, item, env)
+        else:
+            self.note(self.line(target), "assignment to a subscript or attribute")
+
+    def if_statement(self, stmt: cst.If, env: dict[str, Any]) -> Any:
+        cond = self.expr(stmt.test, env)
+        line = self.line(stmt)
+        orelse = stmt.orelse
+        if isinstance(cond, CV):
+            known = cond.expr.evaluate(self.module.constants)
+            if not isinstance(known, Unknown):  # decided now: lower only the taken branch
+                if known:
+                    return self.run_body(stmt.body, env)
+                if isinstance(orelse, cst.If):
+                    return self.if_statement(orelse, env)
+                if isinstance(orelse, cst.Else):
+                    return self.run_body(orelse.body, env)
+                return None
+        branches: list[tuple[dict[str, Any], list[Op], Any]] = []
+        for body in (stmt.body, orelse):
+            branch_env = dict(env)
+            self.blocks.append([])
+            ret = None
+            if isinstance(body, cst.If):
+                ret = self.if_statement(body, branch_env)
+            elif isinstance(body, cst.Else):
+                ret = self.run_body(body.body, branch_env)
+            elif body is not None:
+                ret = self.run_body(body, branch_env)
+            branches.append((branch_env, self.blocks.pop(), ret))
+        (then_env, then_ops, then_ret), (else_env, else_ops, else_ret) = branches
+        merged: list[Value] = []
+        for name in sorted(set(then_env) | set(else_env)):
+            a, b = then_env.get(name), else_env.get(name)
+            if a is b:
+                env[name] = a
+            elif isinstance(a, Value) and isinstance(b, Value):
+                phi = self.new_value(a.shape, promote(a.dtype, b.dtype), name)
+                merged.append(phi)
+                env[name] = phi
+            else:
+                env[name] = a if a is not None else b
+        cond_expr = cond.expr if isinstance(cond, CV) else None
+        cond_value = (cond,) if isinstance(cond, Value) else ()
+        self.next_id += 1
+        self.blocks[-1].append(Op(self.next_id, "if", None, cond_value, line, {"cond": cond_expr},
+                                  (Region(tuple(then_ops)), Region(tuple(else_ops))), tuple(merged)))
+        return then_ret if then_ret is not None else else_ret
+
+    def for_statement(self, stmt: cst.For, env: dict[str, Any]) -> None:
+        it = stmt.iter
+        kind, num_stages = "range", None
+        bounds: list[Any] = []
+        if isinstance(it, cst.Call):
+            names = self.module.names.qualnames(it.func)
+            if "builtins.range" in names or any(n.endswith((".range", ".static_range")) for n in names):
+                kind = "static_range" if any(n.endswith("static_range") for n in names) else (
+                    "tl.range" if any(n.startswith("triton.") for n in names) else "range")
+                bounds = [self.expr(a.value, env) for a in it.args if a.keyword is None]
+                for a in it.args:
+                    if a.keyword is not None and a.keyword.value == "num_stages":
+                        stages = self.expr(a.value, env)
+                        num_stages = stages.expr if isinstance(stages, CV) else None
+            else:
+                self.note(self.line(stmt), "loop over something other than range/tl.range/tl.static_range")
+        else:
+            self.note(self.line(stmt), "loop over something other than range/tl.range/tl.static_range")
+        self.loop(stmt, env, stmt.target, stmt.body, kind=kind, num_stages=num_stages, bounds=bounds)
+
+    def loop(self, stmt: cst.For | cst.While, env: dict[str, Any], target: cst.BaseExpression | None,
+             body: cst.BaseSuite, *, kind: str, num_stages: Expr | None, bounds: list[Any] | None = None) -> None:
+        line = self.line(stmt)
+        assigned = _assigned_names(body)
+        carried_names = [n for n in sorted(assigned) if isinstance(env.get(n), Value)]
+        body_env = dict(env)
+        args: dict[str, Value] = {}
+        for name in carried_names:
+            init = env[name]
+            args[name] = self.new_value(init.shape, init.dtype, name)
+            body_env[name] = args[name]
+        self.blocks.append([])
+        if target is not None:
+            iv = self.new_value((), "i32", _target_name(target))
+            self.bind(target, iv, body_env)
+        if isinstance(stmt, cst.While):
+            self.expr(stmt.test, body_env)
+        self.run_body(body, body_env)
+        ops = self.blocks.pop()
+        carried: list[Carried] = []
+        for name in carried_names:
+            yielded = body_env.get(name)
+            if isinstance(yielded, Value):
+                carried.append(Carried(name, env[name], args[name], yielded))
+                env[name] = yielded
+        for name in assigned - set(carried_names):  # loop-local names stay visible after the loop
+            if name in body_env:
+                env[name] = body_env[name]
+        bound_exprs = tuple(b.expr if isinstance(b, CV) else None for b in bounds or [])
+        self.next_id += 1
+        self.blocks[-1].append(Op(
+            self.next_id, "for", None, tuple(c.init for c in carried), line,
+            {"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs},
+            (Region(tuple(ops)),), tuple(c.yielded for c in carried)))
+
+    # -- expressions ------------------------------------------------------------------------------
+    def expr(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
+        if isinstance(node, cst.Integer):
+            return CV(Const(int(node.value.replace("_", ""), 0)))
+        if isinstance(node, cst.Float):
+            return CV(Const(float(node.value.replace("_", ""))))
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            value = node.evaluated_value
+            return CV(Const(value if isinstance(value, str) else None))
+        if isinstance(node, cst.Name):
+            return self.name(node, env)
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node, env)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return Tup(tuple(self.expr(el.value, env) for el in node.elements))
+        if isinstance(node, cst.BinaryOperation):
+            op = _BIN.get(type(node.operator), "+")
+            left, right = self.expr(node.left, env), self.expr(node.right, env)
+            if op == "@":
+                return tl_calls.dot(self, (left, right), {}, self.line(node))
+            return self.arith(op, left, right, self.line(node))
+        if isinstance(node, cst.UnaryOperation):
+            value = self.expr(node.expression, env)
+            op = {cst.Minus: "-", cst.Plus: "+", cst.Not: "not", cst.BitInvert: "~"}[type(node.operator)]
+            if isinstance(value, CV):
+                return CV(unary(op, value.expr))
+            if isinstance(value, Value):
+                dtype = "i1" if op == "not" else value.dtype
+                return self.emit("elementwise", (value,), self.line(node), self.new_value(value.shape, dtype), fn=op)
+            return value
+        if isinstance(node, cst.Comparison):
+            left = self.expr(node.left, env)
+            result: Any = None
+            for comp in node.comparisons:
+                right = self.expr(comp.comparator, env)
+                op = _CMP.get(type(comp.operator), "==")
+                part = self.arith(op, left, right, self.line(node))
+                result = part if result is None else self.arith("and", result, part, self.line(node))
+                left = right
+            return result
+        if isinstance(node, cst.BooleanOperation):
+            op = "and" if isinstance(node.operator, cst.And) else "or"
+            return self.arith(op, self.expr(node.left, env), self.expr(node.right, env), self.line(node))
+        if isinstance(node, cst.IfExp):
+            cond = self.expr(node.test, env)
+            if isinstance(cond, CV):
+                known = cond.expr.evaluate(self.module.constants)
+                if not isinstance(known, Unknown):
+                    return self.expr(node.body if known else node.orelse, env)
+            return tl_calls.where(self, (cond, self.expr(node.body, env), self.expr(node.orelse, env)), {},
+                                  self.line(node))
+        if isinstance(node, cst.Subscript):
+            return tl_calls.subscript(self, node, env)
+        if isinstance(node, cst.Call):
+            return tl_calls.call(self, node, env)
+        self.note(self.line(node), f"`{type(node).__name__}` expression")
+        return Unknown(f"{type(node).__name__} expression")
+
+    def name(self, node: cst.Name, env: dict[str, Any]) -> Any:
+        if node.value in env:
+            return env[node.value]
+        if node.value in ("True", "False", "None"):
+            return CV(Const({"True": True, "False": False, "None": None}[node.value]))
+        return self.global_name(node)
+
+    def global_name(self, node: cst.BaseExpression) -> Any:
+        names = self.module.names.qualnames(node)
+        for qn in names:
+            dtype = dtype_from_qualname(qn)
+            if dtype is not None:
+                return DT(dtype)
+            if qn in self.helpers:
+                return HelperRef(self.helpers[qn][0])
+        if isinstance(node, cst.Name) and node.value in self.module.constants:
+            value = self.module.constants[node.value]
+            if isinstance(value, (int, float, bool, str)) or value is None:
+                return CV(Const(value))
+        if names:
+            return Unknown(sorted(names)[0])
+        return Unknown(f"unresolved name {cst.Module([]).code_for_node(node)}")
+
+    def attribute(self, node: cst.Attribute, env: dict[str, Any]) -> Any:
+        base = node.value
+        root = base
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not (isinstance(root, cst.Name) and root.value in env):
+            resolved = self.global_name(node)
+            if not isinstance(resolved, Unknown):
+                return resolved
+        obj = self.expr(base, env)
+        attr = node.attr.value
+        if isinstance(obj, Value):
+            if attr == "dtype":
+                return DT(obj.dtype)
+            if attr == "T":
+                return tl_calls.transpose(self, obj, self.line(node))
+            if attr == "shape":
+                return Tup(tuple(CV(d) for d in obj.shape))
+        if isinstance(obj, DT) and attr in ("element_ty", "scalar"):
+            from kernlint.ir.nodes import pointee
+
+            return DT(pointee(obj.dtype))
+        return Unknown(f"attribute .{attr}")
+
+    def arith(self, op: str, a: Any, b: Any, line: int) -> Any:
+        if isinstance(a, CV) and isinstance(b, CV):
+            return CV(binary(op, a.expr, b.expr))
+        values = [x for x in (a, b) if isinstance(x, Value)]
+        if not values:
+            return Unknown(f"operands of `{op}` not understood")
+        shape = tl_calls.broadcast_shapes(*(v.shape for v in values))
+        if op in ("==", "!=", "<", "<=", ">", ">=", "and", "or"):
+            dtype = "i1"
+        else:
+            da = a.dtype if isinstance(a, Value) else None
+            db = b.dtype if isinstance(b, Value) else None
+            dtype = promote(da, db)
+            if op == "/" and not any(d and d.startswith(("fp", "bf")) for d in (da, db)):
+                dtype = "fp32"  # true division of ints yields fp32 in Triton
+        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn=op)
+
+    def inline(self, helper: JitFunction, args: list[Any], kwargs: dict[str, Any], line: int) -> Any:
+        if self.depth >= MAX_INLINE_DEPTH:
+            self.note(line, f"helper `{helper.name}` nested deeper than {MAX_INLINE_DEPTH} calls")
+            return Unknown("helper too deep")
+        _, module = self.helpers[helper.full_name]
+        env: dict[str, Any] = {}
+        for p in helper.params:
+            if p.index < len(args):
+                env[p.name] = args[p.index]
+            elif p.name in kwargs:
+                env[p.name] = kwargs[p.name]
+            elif not isinstance(p.default, Unknown) and p.default is not None and isinstance(
+                    p.default, (int, float, bool, str)):
+                env[p.name] = CV(Const(p.default))
+            else:
+                env[p.name] = CV(Const(None))
+        saved = self.module
+        self.module, self.depth = module, self.depth + 1
+        try:
+            ret = self.run_body(helper.node.body, env)
+        finally:
+            self.module, self.depth = saved, self.depth - 1
+        return ret if ret is not None else CV(Const(None))
+
+
+def _assigned_names(body: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            _collect_targets(node.target, names)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            _collect_targets(node.target, names)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            _collect_targets(node.target, names)
+
+        def visit_For(self, node: cst.For) -> None:
+            _collect_targets(node.target, names)
+
+    body.visit(_V())
+    return names
+
+
+def _collect_targets(target: cst.BaseExpression, out: set[str]) -> None:
+    if isinstance(target, cst.Name):
+        out.add(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            _collect_targets(el.value, out)
+
+
+def _target_name(target: cst.BaseExpression) -> str:
+    return target.value if isinstance(target, cst.Name) else "iv"

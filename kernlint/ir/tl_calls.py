@@ -1,0 +1,429 @@
+"""Lowering of `triton.language` calls, method calls on tiles and subscripts into graph ops."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import libcst as cst
+
+from kernlint.ir.dtypes import promote
+from kernlint.ir.nodes import Value, is_pointer, pointee
+from kernlint.ir.symbolic import Const, Expr, Unknown, as_int, binary
+
+if TYPE_CHECKING:
+    from kernlint.ir.lower import Lowerer
+
+Handler = Callable[["Lowerer", tuple[Any, ...], dict[str, Any], int], Any]
+
+_PREFIXES = ("triton.language.extra.cuda.libdevice.", "triton.language.extra.libdevice.",
+             "triton.language.math.", "triton.language.standard.", "triton.language.core.",
+             "triton.language.", "triton.")
+ELEMENTWISE = {
+    "exp", "exp2", "log", "log2", "log1p", "sqrt", "sqrt_rn", "rsqrt", "abs", "sigmoid", "sin", "cos", "tan",
+    "tanh", "erf", "floor", "ceil", "maximum", "minimum", "fma", "div_rn", "fdiv", "clamp", "umulhi",
+    "softplus", "pow", "fast_expf", "fast_dividef", "isnan", "isinf", "signbit", "round", "trunc", "expm1",
+    "silu", "gelu", "relu", "llrint", "rint", "nearbyint", "copysign", "cdiv_t",
+}
+PASSTHROUGH = {"multiple_of", "max_contiguous", "max_constancy", "constexpr", "assume_aligned"}
+NO_RESULT = {"static_assert", "device_assert", "device_print", "static_print", "debug_barrier", "assume",
+             "inline_asm_elementwise_noresult"}
+REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
+SCANS = {"cumsum", "cumprod", "associative_scan"}
+ATOMICS = {"atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or",
+           "atomic_xor"}
+
+
+def broadcast_shapes(*shapes: tuple[Expr, ...]) -> tuple[Expr, ...]:
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[Expr] = []
+    for i in range(rank):
+        dim: Expr = Const(1)
+        for s in shapes:
+            j = i - (rank - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if isinstance(dim, Const) and dim.value == 1:
+                dim = d
+        out.append(dim)
+    return tuple(out)
+
+
+def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str, default: Any = None) -> Any:
+    if name in kwargs:
+        return kwargs[name]
+    return args[index] if index < len(args) else default
+
+
+def _shape_of(lo: "Lowerer", entry: Any) -> tuple[Expr, ...] | None:
+    from kernlint.ir.lower import CV, Tup
+
+    if isinstance(entry, CV):
+        return (entry.expr,)
+    if isinstance(entry, Tup) and all(isinstance(i, CV) for i in entry.items):
+        return tuple(i.expr for i in entry.items)
+    return None
+
+
+def _dtype_arg(entry: Any, default: str) -> str:
+    from kernlint.ir.lower import DT
+
+    return entry.dtype if isinstance(entry, DT) else default
+
+
+def tile(lo: "Lowerer", kind: str, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...], dtype: str,
+         **attrs: Any) -> Value:
+    result = lo.emit(kind, operands, line, lo.new_value(shape, dtype), **attrs)
+    assert result is not None
+    return result
+
+
+def _values(*entries: Any) -> tuple[Value, ...]:
+    return tuple(e for e in entries if isinstance(e, Value))
+
+
+# -- handlers ---------------------------------------------------------------------------------------
+def program_id(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    return tile(lo, "program_id", (), line, (), "i32")
+
+
+def arange(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    from kernlint.ir.lower import CV
+
+    start, end = _arg(args, kw, 0, "start"), _arg(args, kw, 1, "end")
+    if not (isinstance(start, CV) and isinstance(end, CV)):
+        lo.note(line, "tl.arange with non-constexpr bounds")
+        return Unknown("arange bounds")
+    size = binary("-", end.expr, start.expr)
+    return tile(lo, "arange", (), line, (size,), "i32", start=start.expr, end=end.expr)
+
+
+def full(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fill: bool) -> Any:
+    shape = _shape_of(lo, _arg(args, kw, 0, "shape"))
+    dtype = _dtype_arg(_arg(args, kw, 2 if fill else 1, "dtype"), "fp32")
+    if shape is None:
+        lo.note(line, "tl.zeros/tl.full with a shape that is not constexpr")
+        return Unknown("shape")
+    return tile(lo, "full", (), line, shape, dtype)
+
+
+def like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    src = _arg(args, kw, 0, "input")
+    if not isinstance(src, Value):
+        return Unknown("zeros_like of unknown")
+    return tile(lo, "full", (), line, src.shape, _dtype_arg(kw.get("dtype"), src.dtype))
+
+
+def load(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    ptr = _arg(args, kw, 0, "pointer")
+    mask, other = _arg(args, kw, 1, "mask"), _arg(args, kw, 2, "other")
+    if not isinstance(ptr, Value) or not is_pointer(ptr.dtype):
+        lo.note(line, "tl.load from something not recognised as a pointer")
+        return Unknown("load")
+    return tile(lo, "load", _values(ptr, mask, other), line, ptr.shape, pointee(ptr.dtype),
+                block_ptr=ptr.dtype.startswith(("blockptr<", "desc<")), masked=mask is not None)
+
+
+def store(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    ptr, value, mask = _arg(args, kw, 0, "pointer"), _arg(args, kw, 1, "value"), _arg(args, kw, 2, "mask")
+    lo.emit("store", _values(ptr, value, mask), line, None)
+    return None
+
+
+def atomic(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    ptr = _arg(args, kw, 0, "pointer")
+    operands = _values(*args, *kw.values())
+    if not isinstance(ptr, Value):
+        return Unknown("atomic")
+    return tile(lo, "atomic", operands, line, ptr.shape, pointee(ptr.dtype))
+
+
+def dot(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    a, b = _arg(args, kw, 0, "input"), _arg(args, kw, 1, "other")
+    acc = _arg(args, kw, 2, "acc")
+    if not (isinstance(a, Value) and isinstance(b, Value) and len(a.shape) >= 2 and len(b.shape) >= 2):
+        lo.note(line, "tl.dot operands not understood")
+        return Unknown("dot")
+    out = _dtype_arg(kw.get("out_dtype"), "i32" if a.dtype in ("i8", "u8") else "fp32")
+    if isinstance(acc, Value):
+        out = acc.dtype
+    shape = (*a.shape[:-1], b.shape[-1])
+    return tile(lo, "dot", _values(a, b, acc), line, shape, out, M=a.shape[-2], N=b.shape[-1], K=a.shape[-1],
+                a_dtype=a.dtype, b_dtype=b.dtype)
+
+
+def dot_scaled(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    lhs, rhs = _arg(args, kw, 0, "lhs"), _arg(args, kw, 3, "rhs")
+    acc = _arg(args, kw, 6, "acc")
+    return dot(lo, (lhs, rhs, acc), {}, line)
+
+
+def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
+    from kernlint.ir.lower import CV
+
+    x = _arg(args, kw, 0, "input")
+    axis = _arg(args, kw, 1, "axis")
+    keep = kw.get("keep_dims")
+    if not isinstance(x, Value):
+        return Unknown("reduce")
+    ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
+    keep_dims = isinstance(keep, CV) and bool(keep.expr.evaluate({}))
+    if ax is None or not x.shape:
+        shape: tuple[Expr, ...] = ()
+    else:
+        ax = ax % len(x.shape)
+        shape = tuple(Const(1) if (i == ax and keep_dims) else d for i, d in enumerate(x.shape)
+                      if i != ax or keep_dims)
+    dtype = "i32" if fn in ("argmax", "argmin") else x.dtype
+    return tile(lo, "reduce", (x,), line, shape, dtype, axis=ax, fn=fn, in_shape=x.shape)
+
+
+def scan(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    x = _arg(args, kw, 0, "input")
+    if not isinstance(x, Value):
+        return Unknown("scan")
+    return tile(lo, "scan", (x,), line, x.shape, x.dtype)
+
+
+def where(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    cond, x, y = (_arg(args, kw, i, n) for i, n in enumerate(("condition", "x", "y")))
+    values = _values(cond, x, y)
+    if not values:
+        return x
+    shape = broadcast_shapes(*(v.shape for v in values))
+    dtype = promote(x.dtype if isinstance(x, Value) else None, y.dtype if isinstance(y, Value) else None)
+    return tile(lo, "elementwise", values, line, shape, dtype, fn="where")
+
+
+def elementwise(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
+    values = _values(*args, *kw.values())
+    if not values:
+        from kernlint.ir.lower import CV
+
+        cvs = [a for a in args if isinstance(a, CV)]
+        if fn in ("maximum", "minimum") and len(cvs) == 2:
+            return CV(binary("max" if fn == "maximum" else "min", cvs[0].expr, cvs[1].expr))
+        return Unknown(fn)
+    shape = broadcast_shapes(*(v.shape for v in values))
+    dtype = values[0].dtype
+    for v in values[1:]:
+        dtype = promote(dtype, v.dtype)
+    if fn in ("isnan", "isinf", "signbit"):
+        dtype = "i1"
+    return tile(lo, "elementwise", values, line, shape, dtype, fn=fn)
+
+
+def cast(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    x, dtype = _arg(args, kw, 0, "input"), _arg(args, kw, 1, "dtype")
+    if not isinstance(x, Value):
+        return x
+    return tile(lo, "cast", (x,), line, x.shape, _dtype_arg(dtype, x.dtype))
+
+
+def transpose(lo: "Lowerer", x: Value, line: int) -> Value:
+    return tile(lo, "trans", (x,), line, tuple(reversed(x.shape)), x.dtype)
+
+
+def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, kind: str) -> Any:
+    from kernlint.ir.lower import CV, Tup
+
+    x = _arg(args, kw, 0, "input")
+    if not isinstance(x, Value):
+        return Unknown(kind)
+    if kind in ("trans", "permute"):
+        dims = [a for a in args[1:]]
+        if len(dims) == 1 and isinstance(dims[0], Tup):
+            dims = list(dims[0].items)
+        order = [as_int(d.expr.evaluate({})) for d in dims if isinstance(d, CV)]
+        if order and all(o is not None for o in order) and len(order) == len(x.shape):
+            return tile(lo, "trans", (x,), line, tuple(x.shape[o] for o in order if o is not None), x.dtype)
+        return transpose(lo, x, line)
+    if kind == "expand_dims":
+        axis = _arg(args, kw, 1, "axis")
+        ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
+        if ax is None:
+            return Unknown("expand_dims axis")
+        shape = list(x.shape)
+        shape.insert(ax % (len(shape) + 1), Const(1))
+        return tile(lo, "view", (x,), line, tuple(shape), x.dtype)
+    if kind == "join":
+        y = _arg(args, kw, 1, "b")
+        return tile(lo, "join", _values(x, y), line, (*x.shape, Const(2)), x.dtype)
+    if kind == "split":
+        from kernlint.ir.lower import Tup as _Tup
+
+        a = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
+        b = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
+        return _Tup((a, b))
+    shape = _shape_of(lo, _arg(args, kw, 1, "shape"))
+    if shape is None and len(args) > 2:
+        shape = tuple(a.expr for a in args[1:] if isinstance(a, CV))
+    if shape is None:
+        lo.note(line, f"tl.{kind} with a shape that is not constexpr")
+        return Unknown(kind)
+    return tile(lo, "view" if kind == "broadcast_to" else "reshape", (x,), line, shape, x.dtype)
+
+
+def make_block_ptr(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    base = _arg(args, kw, 0, "base")
+    block_shape = _shape_of(lo, _arg(args, kw, 4, "block_shape"))
+    if not isinstance(base, Value) or block_shape is None:
+        lo.note(line, "tl.make_block_ptr not understood")
+        return Unknown("block ptr")
+    return tile(lo, "make_block_ptr", (base,), line, block_shape, f"blockptr<{pointee(base.dtype)}>")
+
+
+def make_descriptor(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    base = _arg(args, kw, 0, "base")
+    block_shape = _shape_of(lo, _arg(args, kw, 3, "block_shape"))
+    if not isinstance(base, Value) or block_shape is None:
+        lo.note(line, "tensor descriptor not understood")
+        return Unknown("descriptor")
+    return tile(lo, "make_descriptor", (base,), line, block_shape, f"desc<{pointee(base.dtype)}>")
+
+
+def advance(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    ptr = _arg(args, kw, 0, "base")
+    if not isinstance(ptr, Value):
+        return Unknown("advance")
+    return tile(lo, "advance", _values(*args), line, ptr.shape, ptr.dtype)
+
+
+def cdiv(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    from kernlint.ir.lower import CV
+
+    a, b = _arg(args, kw, 0, "x"), _arg(args, kw, 1, "div")
+    if isinstance(a, CV) and isinstance(b, CV):
+        return CV(binary("cdiv", a.expr, b.expr))
+    values = _values(a, b)
+    return tile(lo, "elementwise", values, line, (), "i32", fn="cdiv") if values else Unknown("cdiv")
+
+
+def _passthrough(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    return args[0] if args else None
+
+
+def _nothing(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    return None
+
+
+HANDLERS: dict[str, Handler] = {
+    "program_id": program_id, "num_programs": program_id, "arange": arange,
+    "zeros": lambda lo, a, k, l: full(lo, a, k, l, fill=False),
+    "full": lambda lo, a, k, l: full(lo, a, k, l, fill=True),
+    "zeros_like": like, "full_like": like, "ones_like": like,
+    "load": load, "store": store, "dot": dot, "dot_scaled": dot_scaled, "where": where, "cast": cast,
+    "trans": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="trans"),
+    "permute": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="permute"),
+    "reshape": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="reshape"),
+    "view": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="reshape"),
+    "broadcast_to": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="broadcast_to"),
+    "expand_dims": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="expand_dims"),
+    "join": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="join"),
+    "split": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="split"),
+    "make_block_ptr": make_block_ptr, "advance": advance, "make_tensor_descriptor": make_descriptor,
+    "cdiv": cdiv, "associative_scan": scan, "cumsum": scan, "cumprod": scan,
+    **{name: _passthrough for name in PASSTHROUGH},
+    **{name: _nothing for name in NO_RESULT},
+    **{name: atomic for name in ATOMICS},
+}
+
+
+def _handler(short: str) -> Handler | None:
+    if short in HANDLERS:
+        return HANDLERS[short]
+    if short in REDUCTIONS:
+        return lambda lo, a, k, l: reduce(lo, a, k, l, fn=short)
+    if short in ELEMENTWISE:
+        return lambda lo, a, k, l: elementwise(lo, a, k, l, fn=short)
+    return None
+
+
+def _short(qualname: str) -> str | None:
+    for prefix in _PREFIXES:
+        if qualname.startswith(prefix):
+            return qualname[len(prefix):]
+    if qualname in ("builtins.min", "builtins.max"):
+        return {"builtins.min": "minimum", "builtins.max": "maximum"}[qualname]
+    return None
+
+
+def call(lo: "Lowerer", node: cst.Call, env: dict[str, Any]) -> Any:
+    from kernlint.ir.lower import CV, HelperRef
+
+    line = lo.line(node)
+    args = tuple(lo.expr(a.value, env) for a in node.args if a.keyword is None and not a.star)
+    kwargs = {a.keyword.value: lo.expr(a.value, env) for a in node.args if a.keyword is not None}
+    func = node.func
+    # Method call on a tile: x.to(...), x.sum(axis), desc.load([...]), ptr.dtype...
+    if isinstance(func, cst.Attribute):
+        obj = None
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        # `x.to(...)`, `tl.load(p).to(...)`: the receiver is a local or an expression, not a module path.
+        if not isinstance(root, cst.Name) or root.value in env or not lo.module.names.qualnames(func):
+            obj = lo.expr(func.value, env)
+        if isinstance(obj, Value):
+            method = func.attr.value
+            if method == "to":
+                return cast(lo, (obj, *args), kwargs, line)
+            if obj.dtype.startswith("desc<") and method in ("load", "store"):
+                if method == "load":
+                    return tile(lo, "load", (obj,), line, obj.shape, pointee(obj.dtype), block_ptr=True)
+                lo.emit("store", _values(obj, *args), line, None)
+                return None
+            handler = _handler(method)
+            if handler is not None:
+                return handler(lo, (obj, *args), kwargs, line)
+            lo.note(line, f"method `.{method}()` on a tile")
+            return Unknown(method)
+    target = lo.expr(func, env) if isinstance(func, cst.Name) and func.value in env else None
+    if target is None:
+        target = lo.global_name(func)
+    if isinstance(target, HelperRef):
+        return lo.inline(target.jit, list(args), kwargs, line)
+    names = lo.module.names.qualnames(func)
+    for qn in sorted(names):
+        short = _short(qn)
+        handler = _handler(short) if short is not None else None
+        if handler is not None:
+            return handler(lo, args, kwargs, line)
+    if "builtins.range" in names or "builtins.len" in names:
+        return Unknown("range")
+    values = _values(*args, *kwargs.values())
+    label = sorted(names)[0] if names else cst.Module([]).code_for_node(func)
+    if values:
+        lo.note(line, f"call to `{label}` (treated as elementwise)")
+        return elementwise(lo, args, kwargs, line, fn=label)
+    if all(isinstance(a, CV) for a in args):
+        return Unknown(f"call to {label}")
+    lo.note(line, f"call to `{label}`")
+    return Unknown(label)
+
+
+def subscript(lo: "Lowerer", node: cst.Subscript, env: dict[str, Any]) -> Any:
+    from kernlint.ir.lower import CV, Tup
+
+    base = lo.expr(node.value, env)
+    line = lo.line(node)
+    if isinstance(base, Tup) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = lo.expr(node.slice[0].slice.value, env)
+        i = as_int(index.expr.evaluate({})) if isinstance(index, CV) else None
+        if i is not None and -len(base.items) <= i < len(base.items):
+            return base.items[i]
+        return Unknown("tuple index")
+    if not isinstance(base, Value):
+        return base if isinstance(base, Unknown) else Unknown("subscript")
+    shape: list[Expr] = []
+    dims = iter(base.shape)
+    for el in node.slice:
+        sl = el.slice
+        if isinstance(sl, cst.Index) and isinstance(sl.value, cst.Name) and sl.value.value == "None":
+            shape.append(Const(1))
+        elif isinstance(sl, cst.Slice):
+            shape.append(next(dims, Const(1)))
+        else:
+            lo.note(line, "indexing a tile with a value")
+            return Unknown("tile index")
+    shape.extend(dims)
+    return tile(lo, "view", (base,), line, tuple(shape), base.dtype)
