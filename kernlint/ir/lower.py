@@ -52,6 +52,7 @@ class ModuleRef:
 
     names: NameResolver
     constants: Mapping[str, Any]
+    module_name: str = ""
 
 
 HelperIndex = Mapping[str, tuple[JitFunction, ModuleRef]]
@@ -76,6 +77,7 @@ class Lowerer:
         self.unmodelled: list[Unmodelled] = []
         self.assumptions: list[str] = []
         self.depth = 0
+        self.value_names: dict[int, str] = {}
 
     # -- building blocks --------------------------------------------------------------------------
     def new_value(self, shape: tuple[Expr, ...], dtype: str, name: str = "") -> Value:
@@ -120,7 +122,8 @@ class Lowerer:
         self.run_body(self.jit.node.body, env)
         self.unmodelled.sort(key=lambda u: u.line)
         return KernelIR(self.jit.qualname, Region(tuple(self.blocks[0])), self.jit.constexpr_names,
-                        pointer_types, tuple(self.assumptions), tuple(self.unmodelled), self.next_id)
+                        pointer_types, tuple(self.assumptions), tuple(self.unmodelled), self.next_id,
+                        dict(self.value_names))
 
     # -- statements -------------------------------------------------------------------------------
     def run_body(self, body: cst.BaseSuite, env: dict[str, Any]) -> Any:
@@ -176,6 +179,8 @@ class Lowerer:
     def bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any]) -> None:
         if isinstance(target, cst.Name):
             env[target.value] = value
+            if isinstance(value, Value):
+                self.value_names.setdefault(value.id, target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = value.items if isinstance(value, Tup) else None
             for i, el in enumerate(target.elements):
@@ -212,6 +217,7 @@ class Lowerer:
             branches.append((branch_env, self.blocks.pop(), ret))
         (then_env, then_ops, then_ret), (else_env, else_ops, else_ret) = branches
         merged: list[Value] = []
+        sources: list[tuple[Value, Value, Value]] = []
         for name in sorted(set(then_env) | set(else_env)):
             a, b = then_env.get(name), else_env.get(name)
             if a is b:
@@ -219,13 +225,14 @@ class Lowerer:
             elif isinstance(a, Value) and isinstance(b, Value):
                 phi = self.new_value(a.shape, promote(a.dtype, b.dtype), name)
                 merged.append(phi)
+                sources.append((phi, a, b))
                 env[name] = phi
             else:
                 env[name] = a if a is not None else b
         cond_expr = cond.expr if isinstance(cond, CV) else None
         cond_value = (cond,) if isinstance(cond, Value) else ()
         self.next_id += 1
-        self.blocks[-1].append(Op(self.next_id, "if", None, cond_value, line, {"cond": cond_expr},
+        self.blocks[-1].append(Op(self.next_id, "if", None, cond_value, line, {"cond": cond_expr, "merges": tuple(sources)},
                                   (Region(tuple(then_ops)), Region(tuple(else_ops))), tuple(merged)))
         return then_ret if then_ret is not None else else_ret
 
@@ -355,8 +362,9 @@ class Lowerer:
             dtype = dtype_from_qualname(qn)
             if dtype is not None:
                 return DT(dtype)
-            if qn in self.helpers:
-                return HelperRef(self.helpers[qn][0])
+            for full in (qn, f"{self.module.module_name}.{qn}"):
+                if full in self.helpers:
+                    return HelperRef(self.helpers[full][0])
         if isinstance(node, cst.Name) and node.value in self.module.constants:
             value = self.module.constants[node.value]
             if isinstance(value, (int, float, bool, str)) or value is None:

@@ -97,6 +97,11 @@ class KernelIR:
     assumptions: tuple[str, ...]       # defaults used ("x_ptr: *fp16 (default)")
     unmodelled: tuple[Unmodelled, ...]
     value_count: int
+    value_names: dict[int, str] = field(default_factory=dict, hash=False, compare=False)
+
+    def name_of(self, value: Value) -> str:
+        """The source variable a value was first bound to, for messages."""
+        return value.name or self.value_names.get(value.id, f"%{value.id}")
 
     def walk(self) -> list[tuple[Op, int]]:
         """All ops in program order with their loop depth."""

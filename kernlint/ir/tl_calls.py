@@ -116,9 +116,16 @@ def like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) ->
 def load(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     ptr = _arg(args, kw, 0, "pointer")
     mask, other = _arg(args, kw, 1, "mask"), _arg(args, kw, 2, "other")
-    if not isinstance(ptr, Value) or not is_pointer(ptr.dtype):
+    if not isinstance(ptr, Value):
         lo.note(line, "tl.load from something not recognised as a pointer")
         return Unknown("load")
+    if not is_pointer(ptr.dtype):
+        # A pointer that reached here through a helper's parameter (pointer detection is per function):
+        # treat it as a pointer of the default element type, and say so.
+        note = f"pointer at line {line}: *{lo.default_pointee} (default pointer dtype)"
+        if note not in lo.assumptions:
+            lo.assumptions.append(note)
+        ptr = Value(ptr.id, ptr.shape, f"ptr<{lo.default_pointee}>", ptr.name)
     return tile(lo, "load", _values(ptr, mask, other), line, ptr.shape, pointee(ptr.dtype),
                 block_ptr=ptr.dtype.startswith(("blockptr<", "desc<")), masked=mask is not None)
 

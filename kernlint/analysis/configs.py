@@ -1,0 +1,130 @@
+"""Which configs a kernel is analysed under, and where each came from (for anchoring diagnostics)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernlint.frontend.facts import NO_DEFAULT, ConfigOrigin, JitFunction, LaunchSite
+from kernlint.frontend.static_eval import LAUNCH_OPTIONS, StaticEvaluator
+from kernlint.ir.symbolic import Unknown
+
+# Triton's defaults when a launch or Config does not say (triton.Config / CUDAOptions in 3.4-3.9).
+DEFAULT_NUM_WARPS = 4
+DEFAULT_NUM_STAGES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPoint:
+    constexprs: Mapping[str, Any]
+    num_warps: int
+    num_stages: int
+    origin: ConfigOrigin
+    line: int
+    col: int = 0
+    maxnreg: int | None = None
+    unknown: Mapping[str, str] = field(default_factory=dict)   # constexpr → why its value is unknown
+    defaulted: tuple[str, ...] = ()                            # names that took Triton's defaults
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (tuple(sorted((k, repr(v)) for k, v in self.constexprs.items())), self.num_warps,
+                self.num_stages, self.maxnreg)
+
+    def label(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.constexprs.items() if isinstance(v, (int, bool))
+                 and not isinstance(v, bool)]
+        parts += [f"num_warps={self.num_warps}", f"num_stages={self.num_stages}"]
+        if self.maxnreg:
+            parts.append(f"maxnreg={self.maxnreg}")
+        return ", ".join(parts)
+
+
+def parse_config_option(text: str) -> dict[str, Any]:
+    """`BLOCK_M=128,num_warps=8` → {"BLOCK_M": 128, "num_warps": 8} (ints, floats, True/False)."""
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise ValueError(f"bad --config item {part!r}: expected NAME=VALUE")
+        name, raw = (s.strip() for s in part.split("=", 1))
+        value: Any
+        if raw in ("True", "False"):
+            value = raw == "True"
+        else:
+            try:
+                value = int(raw, 0)
+            except ValueError:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = raw
+        out[name] = value
+    return out
+
+
+def _point(jit: JitFunction, values: Mapping[str, Any], options: Mapping[str, Any], origin: ConfigOrigin,
+           line: int, col: int, evaluator: StaticEvaluator | None, pre_unknown: Mapping[str, str]) -> ConfigPoint:
+    constexprs: dict[str, Any] = {}
+    unknown: dict[str, str] = dict(pre_unknown)
+    defaulted: list[str] = []
+    for p in jit.params:
+        if not p.is_constexpr:
+            continue
+        if p.name in values and not isinstance(values[p.name], Unknown):
+            constexprs[p.name] = values[p.name]
+        elif p.name in values:
+            unknown[p.name] = values[p.name].reason
+        elif p.default is not NO_DEFAULT and not isinstance(p.default, Unknown):
+            constexprs[p.name] = p.default
+            defaulted.append(p.name)
+    # @triton.heuristics lambdas that only read constexprs of this config evaluate statically.
+    if evaluator is not None:
+        for h in jit.heuristics:
+            if h.body is None or h.name in constexprs:
+                continue
+            value = evaluator.evaluate(h.body, {h.arg_name: dict(constexprs)})
+            if isinstance(value, Unknown):
+                unknown[h.name] = f"set by @triton.heuristics `{h.source}` at line {h.line}"
+            else:
+                constexprs[h.name] = value
+                unknown.pop(h.name, None)
+    for name in list(unknown):
+        if name in constexprs:
+            del unknown[name]
+    nw, ns = options.get("num_warps"), options.get("num_stages")
+    if not isinstance(nw, int) or isinstance(nw, bool):
+        defaulted.append("num_warps")
+        nw = DEFAULT_NUM_WARPS
+    if not isinstance(ns, int) or isinstance(ns, bool):
+        defaulted.append("num_stages")
+        ns = DEFAULT_NUM_STAGES
+    maxnreg = options.get("maxnreg")
+    return ConfigPoint(constexprs, nw, ns, origin, line, col,
+                       maxnreg if isinstance(maxnreg, int) else None, unknown, tuple(defaulted))
+
+
+def config_points(jit: JitFunction, launches: list[LaunchSite], cli_configs: list[dict[str, Any]],
+                  evaluator: StaticEvaluator | None = None) -> list[ConfigPoint]:
+    """Autotune configs, each launch site's explicit values, CLI configs; Triton defaults otherwise."""
+    points: list[ConfigPoint] = []
+    for raw in cli_configs:
+        values = {k: v for k, v in raw.items() if k not in LAUNCH_OPTIONS}
+        points.append(_point(jit, values, raw, "cli", jit.line, 0, evaluator, {}))
+    if jit.autotune is not None:
+        for cfg in jit.autotune.configs:
+            points.append(_point(jit, cfg.kwargs, cfg.options, "autotune", cfg.line, cfg.col, evaluator,
+                                 cfg.unknown))
+    for site in launches:
+        values = {k: v for k, v in site.kwargs.items() if k not in LAUNCH_OPTIONS}
+        options = {k: v for k, v in site.kwargs.items() if k in LAUNCH_OPTIONS}
+        if jit.autotune is not None and jit.autotune.configs:
+            continue  # the autotuner supplies block sizes and launch options; the launch passes data only
+        points.append(_point(jit, values, options, "launch", site.line, site.col, evaluator, {}))
+    if not points:
+        points.append(_point(jit, {}, {}, "default", jit.line, 0, evaluator, {}))
+    unique: dict[tuple[Any, ...], ConfigPoint] = {}
+    for p in points:
+        unique.setdefault((p.origin, p.line, p.key), p)
+    return list(unique.values())

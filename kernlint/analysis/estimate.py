@@ -1,0 +1,79 @@
+"""One estimate per (kernel, config, target): registers, spills, shared/tensor memory, occupancy."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernlint.analysis.configs import ConfigPoint
+from kernlint.analysis.liveness import compute_liveness
+from kernlint.analysis.occupancy import Occupancy, compute_occupancy
+from kernlint.analysis.placement import DotPlacement, place_dots
+from kernlint.analysis.registers import RegisterEstimate, estimate_registers
+from kernlint.analysis.smem import SmemEstimate, estimate_smem
+from kernlint.diagnostic import Confidence
+from kernlint.hardware.specs import GpuSpec
+from kernlint.ir.nodes import KernelIR
+
+
+@dataclass(frozen=True, slots=True)
+class KernelEstimate:
+    kernel: str
+    target: GpuSpec
+    config: ConfigPoint
+    registers: RegisterEstimate | None
+    smem: SmemEstimate | None
+    occupancy: Occupancy | None
+    dots: tuple[DotPlacement, ...]
+    missing: tuple[str, ...]            # constexprs without a value: nothing was estimated
+    assumptions: tuple[str, ...]
+    confidence: Confidence
+
+    @property
+    def estimated(self) -> bool:
+        return self.registers is not None
+
+    @property
+    def tmem_over(self) -> bool:
+        return bool(self.smem and self.target.tmem_columns and self.smem.tmem_columns > self.target.tmem_columns)
+
+    @property
+    def smem_over(self) -> bool:
+        return bool(self.smem and self.smem.total > self.target.smem_per_cta_optin)
+
+
+def shape_symbols(ir: KernelIR) -> frozenset[str]:
+    names: set[str] = set()
+    for op, _ in ir.walk():
+        for v in op.all_results():
+            for d in v.shape:
+                names |= d.free_symbols()
+        if op.kind == "for" and op.attrs.get("num_stages") is not None:
+            names |= op.attrs["num_stages"].free_symbols()
+    return frozenset(names)
+
+
+def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate:
+    assumptions = list(ir.assumptions)
+    for name in config.defaulted:
+        if name in ("num_warps", "num_stages"):
+            assumptions.append(f"{name}={getattr(config, name)} (Triton default)")
+        else:
+            assumptions.append(f"{name}={config.constexprs.get(name)} (parameter default)")
+    unknown = [n for n in ir.constexprs if n not in config.constexprs]
+    # Only constexprs that shape tiles block an estimate; unknown flags (EVEN_K) just keep both if-branches.
+    missing = tuple(sorted(n for n in unknown if n in shape_symbols(ir)))
+    for name in unknown:
+        if name not in missing:
+            assumptions.append(f"{name} unknown: both branches of `if {name}` analysed")
+    if missing:
+        return KernelEstimate(ir.name, spec, config, None, None, None, (), missing, tuple(assumptions),
+                              Confidence.HEURISTIC)
+    env = dict(config.constexprs)
+    live = compute_liveness(ir, env)
+    dots = place_dots(live, env, spec, config.num_warps)
+    smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages)
+    regs = estimate_registers(live, dots, env, spec, config.num_warps, config.maxnreg)
+    occ = compute_occupancy(spec, config.num_warps, regs.allocated, smem.total)
+    confidence = Confidence.ESTIMATE
+    if ir.unmodelled or not regs.complete or not smem.complete:
+        confidence = Confidence.HEURISTIC
+    return KernelEstimate(ir.name, spec, config, regs, smem, occ, tuple(dots), (), tuple(assumptions), confidence)

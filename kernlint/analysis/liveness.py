@@ -1,0 +1,129 @@
+"""Live ranges of graph values in program order, for one config (constexpr `if`s resolved).
+
+The graph is structured (loops and ifs nest), so a linear order plus two loop rules is exact:
+a value defined before a loop and used inside it stays live until the loop's end (every iteration reads
+it), and a loop-carried block argument is defined at the loop head while its yielded value is used at the
+loop's end (so the accumulator is one live value at a time, as in the compiler's in-place update).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kernlint.ir.nodes import KernelIR, Op, Region, Value
+from kernlint.ir.symbolic import Unknown
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    op: Op
+    is_end: bool       # the closing marker of a loop/if
+    loops: tuple[int, ...]  # ids of the enclosing loop ops, outermost first
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    steps: tuple[Step, ...]
+    values: Mapping[int, Value]
+    intervals: Mapping[int, tuple[int, int]]   # value id → (defining step, last using step)
+
+    def live_at(self, index: int) -> list[Value]:
+        return [self.values[v] for v, (a, b) in self.intervals.items() if occupies(a, b, index)]
+
+
+def occupies(start: int, end: int, index: int) -> bool:
+    """A value holds registers from its definition up to, not including, its last use: the last reader
+    can write its result into the same registers (elementwise ops and the in-place dot accumulator)."""
+    return start <= index < end or index == start == end
+
+
+def _taken_regions(op: Op, env: Mapping[str, Any]) -> tuple[Region, ...]:
+    if op.kind != "if":
+        return op.regions
+    cond = op.attrs.get("cond")
+    if cond is None:
+        return op.regions
+    value = cond.evaluate(env)
+    if isinstance(value, Unknown):
+        return op.regions
+    return (op.regions[0],) if value else (op.regions[1],)
+
+
+def linearize(ir: KernelIR, env: Mapping[str, Any]) -> list[Step]:
+    steps: list[Step] = []
+
+    def visit(region: Region, loops: tuple[int, ...]) -> None:
+        for op in region.ops:
+            steps.append(Step(op, False, loops))
+            if op.regions:
+                inner = loops + (op.id,) if op.kind == "for" else loops
+                for sub in _taken_regions(op, env):
+                    visit(sub, inner)
+                steps.append(Step(op, True, loops))
+
+    visit(ir.body, ())
+    return steps
+
+
+def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
+    steps = linearize(ir, env)
+    loop_span: dict[int, tuple[int, int]] = {}
+    open_at: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        if step.op.kind == "for":
+            if step.is_end:
+                loop_span[step.op.id] = (open_at[step.op.id], i)
+            else:
+                open_at[step.op.id] = i
+    defs: dict[int, int] = {}
+    def_loops: dict[int, tuple[int, ...]] = {}
+    values: dict[int, Value] = {}
+    last: dict[int, int] = {}
+
+    def define(v: Value, i: int, loops: tuple[int, ...]) -> None:
+        if v.id not in defs:
+            defs[v.id] = i
+            def_loops[v.id] = loops
+            values[v.id] = v
+            last[v.id] = i
+
+    def use(v: Value, i: int, loops: tuple[int, ...]) -> None:
+        if v.id not in defs:  # e.g. a value from an if-branch that this config did not take
+            return
+        at = i
+        for loop_id in loops:  # outermost first: a use inside a loop the value was defined outside of
+            if loop_id not in def_loops[v.id]:
+                at = max(at, loop_span[loop_id][1])
+                break
+        last[v.id] = max(last[v.id], at)
+
+    for i, step in enumerate(steps):
+        op = step.op
+        if op.kind == "for":
+            carried = op.attrs.get("carried", ())
+            if not step.is_end:
+                for c in carried:
+                    use(c.init, i, step.loops)  # the init becomes the block argument in place
+                    define(c.arg, i, step.loops + (op.id,))
+            else:
+                for c in carried:
+                    use(c.yielded, i, step.loops + (op.id,))
+                    last[c.yielded.id] = max(last.get(c.yielded.id, i), i)
+                    # after the loop the variable is the yielded value, defined as of the loop's end
+                    def_loops[c.yielded.id] = step.loops
+            continue
+        if op.kind == "if":
+            if not step.is_end:
+                for v in op.operands:
+                    use(v, i, step.loops)
+            else:
+                for v in op.results:
+                    define(v, i, step.loops)
+            continue
+        for v in op.operands:
+            use(v, i, step.loops)
+        for v in op.all_results():
+            define(v, i, step.loops)
+    intervals = {v: (defs[v], last[v]) for v in defs}
+    return Liveness(tuple(steps), values, intervals)

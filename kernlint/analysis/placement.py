@@ -1,0 +1,96 @@
+"""Where dot operands and accumulators live for one (config, target): registers, shared or tensor memory.
+
+Triton's software pipeliner turns the loads that feed a `tl.dot` inside a loop into asynchronous copies
+into shared memory (cp.async on sm_80, TMA/cp.async + wgmma on sm_90, tcgen05 on sm_100); the MMA reads
+them from there. On sm_100 the accumulator lives in tensor memory (`metadata.tmem_size`).
+Facts from shared/reference/triton_truth.md (Triton 3.9, ptxas 13.4) and DESIGN.md §5 (H200, Triton 3.6).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kernlint.analysis.liveness import Liveness
+from kernlint.hardware.specs import GpuSpec
+from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.symbolic import as_int
+
+
+@dataclass(frozen=True, slots=True)
+class DotPlacement:
+    op: Op
+    m: int | None
+    n: int | None
+    k: int | None
+    in_loop: int | None            # id of the innermost enclosing loop
+    async_mma: bool                # wgmma / tcgen05 (vs mma.sync)
+    pipelined_operands: tuple[Value, ...]  # load results that go straight to shared memory
+    operand_bytes: int             # bytes of one stage of the pipelined operands
+    tmem_accumulator: bool
+
+
+def numel(value: Value, env: Mapping[str, Any]) -> int | None:
+    size = 1
+    for d in value.shape:
+        n = as_int(d.evaluate(env))
+        if n is None:
+            return None
+        size *= n
+    return size
+
+
+def _producer_map(live: Liveness) -> dict[int, Op]:
+    producers: dict[int, Op] = {}
+    for step in live.steps:
+        if not step.is_end:
+            for v in step.op.all_results():
+                producers[v.id] = step.op
+    return producers
+
+
+def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
+    """The load feeding a dot operand, looking through layout-only ops (trans, view, cast)."""
+    op = producers.get(value.id)
+    hops = 0
+    while op is not None and op.kind in ("trans", "view", "cast", "reshape", "if") and hops < 4:
+        if op.kind == "if":  # a value merged from two branches (e.g. EVEN_K masked/unmasked loads)
+            then_value = next((a for phi, a, _ in op.attrs.get("merges", ()) if phi.id == value.id), None)
+            if then_value is None:
+                return None
+            value = then_value
+        elif op.operands:
+            value = op.operands[0]
+        op = producers.get(value.id)
+        hops += 1
+    return op if op is not None and op.kind == "load" else None
+
+
+def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps: int) -> list[DotPlacement]:
+    producers = _producer_map(live)
+    step_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
+    out: list[DotPlacement] = []
+    for step in live.steps:
+        op = step.op
+        if step.is_end or op.kind != "dot":
+            continue
+        m, n, k = (as_int(op.attrs[x].evaluate(env)) for x in ("M", "N", "K"))
+        loops = step.loops
+        in_loop = loops[-1] if loops else None
+        # wgmma needs a warpgroup (4 warps) and 64-row tiles; otherwise Triton falls back to mma.sync.
+        async_mma = spec.tensor_core in ("wgmma", "tcgen05") and num_warps >= 4 and (m or 0) >= 64
+        pipelined: list[Value] = []
+        nbytes = 0
+        if in_loop is not None:
+            for operand in op.operands[:2]:
+                load = _source_load(operand, producers)
+                if load is not None and in_loop in step_loops.get(load.id, ()):
+                    src = load.result
+                    assert src is not None
+                    pipelined.append(src)
+                    size = numel(src, env)
+                    if size is not None:
+                        nbytes += int(size * element_bytes(src.dtype))
+        tmem = spec.tensor_core == "tcgen05" and async_mma
+        out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem))
+    return out

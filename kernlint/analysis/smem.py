@@ -1,0 +1,161 @@
+"""Shared memory and tensor memory per (kernel, config, target), broken down per buffer.
+
+Rules measured with Triton 3.9 / ptxas 13.4 (shared/reference/triton_truth.md) and on an H200 with
+Triton 3.6 (DESIGN.md §5):
+* pipelined dot operands: num_stages buffers of (BM·BK + BK·BN)·bytes when the dot runs on wgmma/tcgen05
+  (sm_90/sm_100, ≥ 4 warps, BM ≥ 64), num_stages − 1 buffers on cp.async targets (sm_80/89/120) and for
+  the mma.sync fallback on sm_90; exact for every measured matmul config;
+* sm_100 adds 16 B of mbarriers per pipelined loop (24,592 = 24,576 + 16);
+* loads in a `tl.range(..., num_stages=S)` loop without a dot: S − 1 buffers (softmax: BLOCK·4 B at S = 2);
+* cross-warp reductions: element bytes × num_warps of scratch (softmax, layernorm: 4·num_warps B);
+* buffers are reused between loops (Triton's allocator is liveness based), so the total is a peak.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.hardware.specs import GpuSpec
+from kernlint.ir.nodes import element_bytes
+from kernlint.ir.symbolic import as_int
+
+SM100_BARRIER_BYTES = 16
+
+
+@dataclass(frozen=True, slots=True)
+class SmemBuffer:
+    label: str
+    bytes: int
+    detail: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SmemEstimate:
+    total: int
+    buffers: tuple[SmemBuffer, ...]   # the buffers alive at the peak
+    tmem_columns: int
+    complete: bool                    # False when a shape was unknown
+
+
+def _stages_for(loop_stages: int, spec: GpuSpec, async_mma: bool) -> int:
+    if spec.pipeline_rule == "async_all_stages" and async_mma:
+        return max(1, loop_stages)
+    return max(1, loop_stages - 1)
+
+
+def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
+                  num_warps: int, num_stages: int) -> SmemEstimate:
+    complete = True
+    loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
+    per_loop: dict[int | None, list[SmemBuffer]] = {}
+
+    def loop_stages(loop_id: int) -> tuple[int, bool]:
+        explicit = loop_ops[loop_id].attrs.get("num_stages")
+        if explicit is not None:
+            value = as_int(explicit.evaluate(env))
+            if value is not None:
+                return value, True
+        return num_stages, False
+
+    dot_loops: set[int] = set()
+    for d in dots:
+        if d.in_loop is not None and d.pipelined_operands:
+            dot_loops.add(d.in_loop)
+            stages, _ = loop_stages(d.in_loop)
+            buffers = _stages_for(stages, spec, d.async_mma)
+            if d.operand_bytes == 0:
+                complete = False
+            per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
+                "dot operands", buffers * d.operand_bytes,
+                f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
+                d.op.line))
+        elif d.m is not None and not d.async_mma and d.k is not None and d.n is not None:
+            # mma.sync reads operands through shared memory (ldmatrix) even without a pipeline.
+            nbytes = int((d.m * d.k + d.k * d.n) * 2)
+            per_loop.setdefault(None, []).append(SmemBuffer("dot operand staging", nbytes,
+                                                             "layout conversion for mma.sync", d.op.line))
+    # Loads pipelined by an explicit tl.range(num_stages=...) loop without a dot.
+    for step in live.steps:
+        op = step.op
+        if step.is_end or op.kind != "load" or not step.loops or op.result is None or not op.result.shape:
+            continue
+        loop_id = step.loops[-1]
+        if loop_id in dot_loops:
+            continue
+        stages, explicit = loop_stages(loop_id)
+        if not explicit or stages < 2:
+            continue
+        size = numel(op.result, env)
+        if size is None:
+            complete = False
+            continue
+        nbytes = int(size * element_bytes(op.result.dtype)) * (stages - 1)
+        per_loop.setdefault(loop_id, []).append(SmemBuffer(
+            "pipelined load", nbytes, f"{stages - 1} × {size:,} × {element_bytes(op.result.dtype):g} B", op.line))
+    if spec.tensor_core == "tcgen05":
+        for loop_id in dot_loops:
+            per_loop[loop_id].append(SmemBuffer("mbarriers", SM100_BARRIER_BYTES, "pipeline barriers",
+                                                loop_ops[loop_id].line))
+    # Reduction scratch (reused; the largest one counts, alongside the buffers of its loop).
+    scratch: dict[int | None, SmemBuffer] = {}
+    for step in live.steps:
+        op = step.op
+        if step.is_end or op.kind != "reduce":
+            continue
+        nbytes = _reduce_scratch(op.attrs, op.operands[0].dtype, env, num_warps)
+        key = step.loops[-1] if step.loops else None
+        if nbytes and (key not in scratch or scratch[key].bytes < nbytes):
+            scratch[key] = SmemBuffer("reduction scratch", nbytes, f"cross-warp {op.attrs.get('fn')}", op.line)
+    best: tuple[SmemBuffer, ...] = ()
+    best_total = 0
+    for key in set(per_loop) | set(scratch):
+        group = list(per_loop.get(key, []))
+        if key in scratch:
+            group.append(scratch[key])
+        total = sum(b.bytes for b in group)
+        if total > best_total:
+            best, best_total = tuple(group), total
+    tmem = _tmem_columns(dots)
+    return SmemEstimate(best_total, best, tmem, complete)
+
+
+def _reduce_scratch(attrs: Mapping[str, Any], dtype: str, env: Mapping[str, Any], num_warps: int) -> int:
+    if num_warps <= 1:
+        return 0
+    in_shape = attrs.get("in_shape", ())
+    axis = attrs.get("axis")
+    dims = [as_int(d.evaluate(env)) for d in in_shape]
+    if any(d is None for d in dims):
+        return 0
+    nbytes = int(max(4, element_bytes(dtype)))
+    if len(dims) <= 1 or axis is None:
+        return nbytes * num_warps
+    # 2-D blocked layouts put warps along dim 0: reducing axis 0 crosses warps, axis 1 stays in a warp.
+    rows = dims[0] or 1
+    if axis == 0:
+        warps_on_axis = min(num_warps, rows)
+        out = 1
+        for i, d in enumerate(dims):
+            if i != axis:
+                out *= d or 1
+        return nbytes * out * warps_on_axis if warps_on_axis > 1 else 0
+    return 0 if rows >= num_warps else nbytes * (num_warps // max(rows, 1)) * rows
+
+
+def _tmem_columns(dots: list[DotPlacement]) -> int:
+    cols_by_loop: dict[int | None, int] = {}
+    for d in dots:
+        if d.tmem_accumulator and d.m is not None and d.n is not None:
+            cols = -(-d.m // 128) * d.n  # 128 lanes; a 256-row tile takes two column blocks
+            cols_by_loop[d.in_loop] = cols_by_loop.get(d.in_loop, 0) + cols
+    peak = max(cols_by_loop.values(), default=0)
+    if peak == 0:
+        return 0
+    alloc = 32  # tcgen05.alloc hands out powers of two, at least 32 columns (PTX ISA, tcgen05.alloc)
+    while alloc < peak:
+        alloc *= 2
+    return alloc

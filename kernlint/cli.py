@@ -1,0 +1,174 @@
+"""Command line: argument parsing only; the work happens in kernlint.api and the reporters."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from kernlint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", action="append", default=[], metavar="GPU",
+                   help="h100 (default), h200, b200, a100, l40s, rtx4090, rtx5090, sm_90, ...; repeatable or comma-separated")
+    p.add_argument("--config", action="append", default=[], metavar="K=V,...",
+                   help="extra config to analyse, e.g. 'BLOCK_M=128,BLOCK_N=128,num_warps=8,num_stages=3'")
+    p.add_argument("--arg", action="append", default=[], metavar="NAME=TYPE",
+                   help="argument type, e.g. a_ptr=*bf16, stride_ak=1, eps=fp32; '*=*fp32' sets the default pointer dtype")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kernlint", description="Static linter for Triton GPU kernels.")
+    parser.add_argument("--version", action="version", version=f"kernlint {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="lint files and directories")
+    check.add_argument("paths", nargs="*", default=["."])
+    _common(check)
+    check.add_argument("--select", default="", help="comma-separated code prefixes to enable (e.g. KL1,KL201)")
+    check.add_argument("--ignore", default="", help="comma-separated code prefixes to disable")
+    check.add_argument("--output-format", choices=("full", "concise", "json"), default="full")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("--no-color", action="store_true")
+    check.add_argument("--force-exclude", action="store_true", help="accepted for pre-commit compatibility")
+    explain = sub.add_parser("explain", help="per-config × per-target resource table of a kernel")
+    explain.add_argument("kernel", metavar="FILE::KERNEL", help="FILE, or FILE::KERNEL to pick one kernel")
+    _common(explain)
+    rule = sub.add_parser("rule", help="print a rule's documentation")
+    rule.add_argument("code", nargs="?")
+    rule.add_argument("--all", action="store_true")
+    debug = sub.add_parser("debug", help="dump internals")
+    debug.add_argument("--ir", metavar="FILE::KERNEL", required=True)
+    _common(debug)
+    return parser
+
+
+def _settings(args: argparse.Namespace, **extra: object):  # type: ignore[no-untyped-def]
+    from kernlint.analysis.configs import parse_config_option
+    from kernlint.api import Settings
+    from kernlint.hardware.specs import UnknownTarget, resolve_targets
+
+    targets = tuple(args.target) or ("h100",)
+    try:
+        resolve_targets(targets)
+    except UnknownTarget as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        configs = tuple(parse_config_option(c) for c in args.config)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    arg_types: dict[str, str] = {}
+    for item in args.arg:
+        if "=" not in item:
+            raise UsageError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
+        name, value = item.split("=", 1)
+        arg_types[name.strip()] = value.strip()
+    return Settings(targets=targets, cli_configs=configs, arg_types=arg_types, **extra)  # type: ignore[arg-type]
+
+
+def _split_kernel(spec: str) -> tuple[str, str | None]:
+    path, _, name = spec.partition("::")
+    return path, name or None
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.api import lint_paths
+    from kernlint.report import json_format, terminal
+
+    settings = _settings(args, select=_codes(args.select), ignore=_codes(args.ignore))
+    result = lint_paths(args.paths, settings)
+    if args.output_format == "json":
+        json_format.render(result, out, settings.targets)
+    else:
+        console = terminal.console_for(out, False if args.no_color else None)
+        if args.statistics:
+            terminal.render_statistics(result, console)
+        elif args.output_format == "concise":
+            terminal.render_concise(result, console)
+        else:
+            sources = {f.path: _read_lines(f.path) for f in result.files if f.diagnostics}
+            terminal.render_full(result, console, sources)
+    return result.exit_code(args.exit_zero)
+
+
+def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.api import lint_paths
+    from kernlint.report import terminal
+
+    path, name = _split_kernel(args.kernel)
+    result = lint_paths([path], _settings(args))
+    console = terminal.console_for(out, width=200)
+    kernels = [(f.path, k) for f in result.files for k in f.kernels
+               if name is None or name in (k.jit.name, k.jit.qualname)]
+    if not kernels:
+        raise UsageError(f"no Triton kernel {name!r} in {path}" if name else f"no Triton kernel in {path}")
+    for p, k in kernels:
+        terminal.render_explain(k, p, console)
+    return EXIT_CLEAN
+
+
+def cmd_rule(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.registry import all_rules, rule_by_code
+
+    rules = list(all_rules()) if args.all or not args.code else []
+    if args.code and not args.all:
+        rule = rule_by_code(args.code)
+        if rule is None:
+            raise UsageError(f"unknown rule {args.code!r}")
+        rules = [rule]
+    for rule in rules:
+        import inspect
+
+        out.write(f"# {rule.name()} ({rule.CODE})\n\n{inspect.cleandoc(rule.__doc__ or '')}\n\n")
+    return EXIT_CLEAN
+
+
+def cmd_debug(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.api import lint_paths
+    from kernlint.ir.render import render_ir
+
+    path, name = _split_kernel(args.ir)
+    result = lint_paths([path], _settings(args))
+    found = [k for f in result.files for k in f.kernels if name is None or name in (k.jit.name, k.jit.qualname)]
+    if not found:
+        raise UsageError(f"no Triton kernel {name!r} in {path}")
+    for k in found:
+        out.write(render_ir(k.ir) + "\n")
+    return EXIT_CLEAN
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+COMMANDS = {"check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug}
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, which matches our tool-error code
+        return int(exc.code or 0)
+    from kernlint.api import PathError
+
+    try:
+        return COMMANDS[args.command](args, out)
+    except (UsageError, PathError) as exc:
+        sys.stderr.write(f"kernlint: error: {exc}\n")
+        return EXIT_ERROR

@@ -1,0 +1,109 @@
+"""Terminal output through rich: full (with a source snippet), concise, and the `explain` table."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kernlint.api import LintResult
+from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.rule import KernelAnalysis
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def console_for(out: TextIO, color: bool | None = None, width: int = 120) -> Console:
+    return Console(file=out, highlight=False, soft_wrap=True, width=width,
+                   force_terminal=color if color is not None else None,
+                   no_color=color is False)
+
+
+def _header(d: Diagnostic) -> Text:
+    t = Text()
+    t.append(f"{d.span.path}:{d.span.start.line}:{d.span.start.col + 1}: ", style="bold")
+    t.append(d.code, style=_STYLE[d.severity])
+    t.append(f" {d.message}")
+    return t
+
+
+def render_concise(result: LintResult, console: Console) -> None:
+    for d in result.diagnostics:
+        console.print(_header(d))
+    _summary(result, console)
+
+
+def render_full(result: LintResult, console: Console, sources: dict[str, list[str]]) -> None:
+    for d in result.diagnostics:
+        console.print(_header(d))
+        lines = sources.get(d.span.path, [])
+        n = d.span.start.line
+        if 0 < n <= len(lines):
+            gutter = len(str(n + 1))
+            for i in range(max(1, n - 1), min(len(lines), n + 1) + 1):
+                marker = ">" if i == n else " "
+                console.print(Text(f" {marker}{i:>{gutter}} | ", style="dim") + Text(lines[i - 1]))
+        console.print(Text(f"   {d.severity.value}, {d.confidence.value}" + (f", {d.target}" if d.target else ""),
+                           style="dim"))
+        console.print()
+    _summary(result, console)
+
+
+def _summary(result: LintResult, console: Console) -> None:
+    for err in result.internal_errors:
+        console.print(Text(f"error: {err}", style="bold red"))
+    diags = result.diagnostics
+    kernels = sum(len(f.kernels) for f in result.files)
+    estimates = sum(len(k.estimates) for f in result.files for k in f.kernels)
+    if not diags:
+        console.print(Text(f"All checks passed: {len(result.files)} file(s), {kernels} kernel(s), "
+                           f"{estimates} estimate(s).", style="green"))
+        return
+    by_sev = Counter(d.severity for d in diags)
+    parts = ", ".join(f"{by_sev[s]} {s.value}{'s' if by_sev[s] != 1 else ''}" for s in Severity if by_sev[s])
+    console.print(Text(f"Found {len(diags)} finding(s) ({parts}) in {len(result.files)} file(s); "
+                       f"{kernels} kernel(s), {estimates} estimate(s).", style="bold"))
+
+
+def render_statistics(result: LintResult, console: Console) -> None:
+    counts = Counter((d.code, d.rule) for d in result.diagnostics)
+    for (code, rule), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        console.print(f"{n:>5}\t{code}\t{rule}")
+
+
+def _pct_style(ratio: float) -> str:
+    return "red" if ratio > 1.0 else "yellow" if ratio > 0.9 else "green"
+
+
+def render_explain(k: KernelAnalysis, path: str, console: Console) -> None:
+    """One row per config × target: the Nsight-Compute-like occupancy picture before any compile."""
+    console.print(Text(f"{path}:{k.jit.line} {k.jit.qualname}", style="bold"))
+    if k.ir.assumptions:
+        console.print(Text("assumes: " + "; ".join(k.ir.assumptions), style="dim"))
+    for u in k.ir.unmodelled:
+        console.print(Text(f"not modelled: line {u.line}: {u.construct}", style="cyan"))
+    table = Table(show_lines=False, header_style="bold")
+    for col in ("config", "origin", "target", "regs/thread", "spill", "shared memory", "tmem", "CTAs/SM",
+                "occupancy", "limiter", "confidence"):
+        table.add_column(col, justify="right" if col in ("regs/thread", "CTAs/SM", "occupancy") else "left")
+    for e in k.estimates:
+        label = e.config.label()
+        origin = f"{e.config.origin}:{e.config.line}"
+        if not e.estimated:
+            table.add_row(label, origin, e.target.key, "?", "?", f"unknown: {', '.join(e.missing)}", "", "", "", "",
+                          e.confidence.value)
+            continue
+        r, s, o = e.registers, e.smem, e.occupancy
+        assert r is not None and s is not None and o is not None
+        regs = Text(f"{r.demand} / {r.budget}", style=_pct_style(r.pressure))
+        spill = Text(f"≈{r.spill_bytes:,} B" if r.spill_bytes else "-", style="red" if r.spill_bytes else "green")
+        smem_ratio = s.total / e.target.smem_per_cta_optin
+        smem = Text(f"{s.total:,} B" + (f" ({', '.join(b.label for b in s.buffers)})" if s.buffers else ""),
+                    style=_pct_style(smem_ratio))
+        tmem = f"{s.tmem_columns}/{e.target.tmem_columns}" if e.target.tmem_columns else "-"
+        occ = Text(f"{o.occupancy:.0%}", style="red" if o.ctas_per_sm == 0 else "yellow" if o.occupancy < 0.25 else "green")
+        table.add_row(label, origin, e.target.key, regs, spill, smem, tmem, str(o.ctas_per_sm), occ, o.limiter,
+                      e.confidence.value)
+    console.print(table)

@@ -1,0 +1,59 @@
+"""Kernel sources shared by several rules' VALID/INVALID examples (not a rule)."""
+from __future__ import annotations
+
+MATMUL_HEAD = '''import triton
+import triton.language as tl
+
+
+'''
+
+MATMUL_BODY = '''def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_n = tl.program_id(1).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(tl.float16))
+'''
+
+
+def autotuned_matmul(*configs: str) -> str:
+    lines = ",\n".join(f"        {c}" for c in configs)
+    return (MATMUL_HEAD + "@triton.autotune(\n    configs=[\n" + lines + ",\n    ],\n    key=['M', 'N', 'K'],\n)\n"
+            "@triton.jit\n" + MATMUL_BODY)
+
+
+def launched_matmul(launch_kwargs: str, marker: str = "") -> str:
+    return (MATMUL_HEAD + "@triton.jit\n" + MATMUL_BODY + "\n\ndef matmul(a, b, c, M, N, K):\n"
+            "    grid = (triton.cdiv(M, 128), triton.cdiv(N, 128))\n"
+            f"    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), 1, b.stride(0), 1, c.stride(0), 1, {launch_kwargs}){marker}\n")
+
+
+ROW_KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    y = x * 2.0
+    tl.store(y_ptr + row * stride + cols, y.to(tl.float16), mask=mask)
+
+
+def scale(x, y):
+    scale_rows[(x.shape[0],)](x, y, x.shape[1], x.stride(0), {kwargs}){marker}
+'''

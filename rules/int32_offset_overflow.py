@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.ir.nodes import KernelIR, Op, is_pointer
+from kernlint.rule import Case, FileContext, Rule
+
+_SAFE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_rows(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols)
+    tl.store(y_ptr + row * stride + cols, x)
+'''
+_UNSAFE = _SAFE.replace("tl.program_id(0).to(tl.int64)", "tl.program_id(0)").replace(
+    "    x = tl.load(x_ptr + row * stride + cols)\n",
+    "    x = tl.load(x_ptr + row * stride + cols)  # expect: KL303\n").replace(
+    "    tl.store(y_ptr + row * stride + cols, x)\n", "    tl.store(y_ptr + row * stride + cols, x)  # expect: KL303\n")
+
+
+def _risky_products(ir: KernelIR) -> Iterator[Op]:
+    ops = [op for op, _ in ir.walk()]
+    from_pid: set[int] = set()
+    from_arg: set[int] = set()
+    users: dict[int, list[Op]] = {}
+    for op in ops:
+        for v in op.operands:
+            users.setdefault(v.id, []).append(op)
+        if op.result is None:
+            continue
+        if op.kind == "program_id":
+            from_pid.add(op.result.id)
+        elif op.kind == "param" and op.result.dtype in ("i32", "u32"):
+            from_arg.add(op.result.id)
+        elif op.result.dtype in ("i32", "u32"):
+            if any(v.id in from_pid for v in op.operands):
+                from_pid.add(op.result.id)
+            if any(v.id in from_arg for v in op.operands):
+                from_arg.add(op.result.id)
+
+    def reaches_pointer(start: int) -> bool:
+        frontier, seen = [start], {start}
+        while frontier:
+            vid = frontier.pop()
+            for op in users.get(vid, []):
+                for r in op.all_results():
+                    if is_pointer(r.dtype) or op.kind in ("load", "store"):
+                        return True
+                    if r.id not in seen:
+                        seen.add(r.id)
+                        frontier.append(r.id)
+        return False
+
+    for op in ops:
+        if op.kind != "elementwise" or op.attrs.get("fn") != "*" or op.result is None or len(op.operands) != 2:
+            continue
+        if op.result.dtype not in ("i32", "u32"):
+            continue
+        a, b = op.operands
+        if ((a.id in from_pid and b.id in from_arg and b.id not in from_pid)
+                or (b.id in from_pid and a.id in from_arg and a.id not in from_pid)):
+            if reaches_pointer(op.result.id):
+                yield op
+
+
+class Int32OffsetOverflow(Rule):
+    """A program id times a runtime stride is computed in int32 and can overflow on large tensors.
+
+    ## What it does
+    Follows values derived from `tl.program_id` and from integer kernel arguments through the dataflow
+    graph and flags int32 products of the two that end up in pointer arithmetic.
+
+    ## Why is this bad?
+    Program ids and integer arguments are 32-bit. `row * stride` wraps past 2³¹ elements (a
+    [65536, 32768] fp16 tensor is 2³¹ elements), and the kernel then silently reads and writes the wrong
+    memory. Triton only widens arguments it sees ≥ 2³¹ at launch, not products.
+
+    ## Hardware
+    None: 32-bit integer arithmetic semantics.
+
+    ## Recommended fix
+    Widen before multiplying: `row = tl.program_id(0).to(tl.int64)` (or `tl.cast(pid, tl.int64)`).
+
+    ## Confidence
+    Heuristic: whether the product can overflow depends on tensor sizes the source does not state.
+    """
+
+    CODE = "KL303"
+    SEVERITY = Severity.WARNING
+    CONFIDENCE = Confidence.HEURISTIC
+    VALID = [Case(_SAFE)]
+    INVALID = [Case(_UNSAFE)]
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        for k in ctx.kernels:
+            seen: set[int] = set()
+            for op in _risky_products(k.ir):
+                if op.line in seen:
+                    continue
+                seen.add(op.line)
+                names = " * ".join(k.ir.name_of(v) for v in op.operands)
+                yield self.diagnostic(
+                    ctx, op.line,
+                    f"`{names}` in `{k.jit.name}` multiplies a program id by a runtime integer in int32; it "
+                    "overflows past 2**31 elements — cast the program id with `.to(tl.int64)` first",
+                    kernel=k.jit.qualname)

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.rule import Case, FileContext, Rule
+from kernlint.rule_messages import config_text, where
+from kernlint.rules._cases import ROW_KERNEL
+
+MIN_OCCUPANCY = 0.25  # below 16 of 64 resident warps a memory-bound kernel cannot hide DRAM latency
+
+
+class LowOccupancy(Rule):
+    """A memory-bound kernel's registers or shared memory leave too few warps per SM.
+
+    ## What it does
+    Computes CTAs per SM from registers (256-register warp granule), shared memory (+1 KiB reserved per
+    CTA), warps and the CTA cap, names the limiter the way Nsight Compute does, and flags kernels
+    without `tl.dot` whose theoretical occupancy is below 25 % because of registers or shared memory.
+
+    ## Why is this bad?
+    Element-wise and reduction kernels hide memory latency with many resident warps. Matmul-like kernels
+    are exempt: they hide latency with software pipelining and usually run at 1–2 CTAs per SM by design.
+
+    ## Hardware
+    2,048 threads (64 warps) and 32 CTAs per SM on sm_80/90/100; 65,536 registers; 228 KiB shared.
+
+    ## Recommended fix
+    Smaller blocks or a looped reduction (fewer live elements per thread), or fewer pipeline stages.
+
+    ## Confidence
+    Estimate: the occupancy formula is exact given registers and shared memory; registers are estimated.
+    """
+
+    CODE = "KL202"
+    SEVERITY = Severity.WARNING
+    CONFIDENCE = Confidence.ESTIMATE
+    VALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=1024, num_warps=4", marker=""))]
+    INVALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=32768, num_warps=8", marker="  # expect: KL202"))]
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        for k in ctx.kernels:
+            for e in k.estimates:
+                occ, r = e.occupancy, e.registers
+                if occ is None or r is None or e.dots or occ.ctas_per_sm == 0:
+                    continue
+                if r.demand > r.budget:
+                    continue  # KL201 already reports this config
+                if occ.occupancy >= MIN_OCCUPANCY or occ.limiter not in ("registers", "shared memory"):
+                    continue
+                detail = (f"est. {r.allocated} registers/thread" if occ.limiter == "registers"
+                          else f"est. {e.smem.total:,} B shared memory" if e.smem else "")
+                yield self.diagnostic(
+                    ctx, e.config.line,
+                    f"`{k.jit.name}` is limited by {occ.limiter} to {occ.ctas_per_sm} CTA(s) = "
+                    f"{occ.warps_per_sm} warps/SM ({occ.occupancy:.0%} occupancy) {where(e)} ({detail}; "
+                    f"{config_text(e)})",
+                    col=e.config.col, kernel=k.jit.qualname, target=e.target.key, config=config_text(e),
+                    confidence=e.confidence)

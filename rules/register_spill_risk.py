@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.rule import Case, FileContext, Rule
+from kernlint.rule_messages import config_text, where
+from kernlint.rules._cases import launched_matmul
+
+
+class RegisterSpillRisk(Rule):
+    """The live tiles of a config need more registers than a thread may have: ptxas will spill.
+
+    ## What it does
+    Runs liveness over the kernel's dataflow graph, sums the registers of every tile live at the peak
+    (elements per thread × 32-bit words, vectorised addresses and masks, dot accumulators) and compares
+    the demand with the per-thread budget `min(255, 65536 / (32·num_warps))` (or `maxnreg`).
+
+    ## Why is this bad?
+    Spilled registers go to local memory (L1/L2, then HBM). A 128×256 fp16 matmul tile with 4 warps on
+    H100 spills 2,000 B per thread and ran 6.7× slower than the same tile with 8 warps (measured on an
+    H200, shared/reference/triton_truth.md).
+
+    ## Hardware
+    65,536 registers per SM, at most 255 per thread; Triton sets `.reqntid 32·num_warps`, so 16 warps
+    cap a thread at 128 registers and 32 warps at 64.
+
+    ## Recommended fix
+    More warps for the same tile (the accumulator is split across them), a smaller tile, or a looped
+    reduction instead of a whole row in registers.
+
+    ## Confidence
+    Estimate: the model is calibrated against ptxas; see the accuracy table in the README. Spills are
+    sometimes the fastest option; treat a finding as a prompt to measure.
+    """
+
+    CODE = "KL201"
+    SEVERITY = Severity.WARNING
+    CONFIDENCE = Confidence.ESTIMATE
+    VALID = [Case(launched_matmul("BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, num_warps=8, num_stages=3"))]
+    INVALID = [Case(launched_matmul("BLOCK_M=256, BLOCK_N=256, BLOCK_K=64, num_warps=4, num_stages=3",
+                                    "  # expect: KL201"))]
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        for k in ctx.kernels:
+            for e in k.estimates:
+                r = e.registers
+                if r is None or r.demand <= r.budget or e.smem_over:
+                    continue
+                top = ", ".join(f"{t.name} {t.shape} {t.dtype} ≈{t.registers:.0f}" for t in r.peak_tiles[:3])
+                yield self.diagnostic(
+                    ctx, e.config.line,
+                    f"`{k.jit.name}` needs est. {r.demand} registers/thread > {r.budget} available {where(e)} "
+                    f"({config_text(e)}); ptxas will spill ≈{r.spill_bytes:,} B/thread. Peak at line "
+                    f"{r.peak_line}: {top}",
+                    col=e.config.col, kernel=k.jit.qualname, target=e.target.key, config=config_text(e),
+                    confidence=e.confidence)

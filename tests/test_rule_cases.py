@@ -1,0 +1,41 @@
+"""Each rule's documented VALID/INVALID examples are its tests: markers must match exactly."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from conftest import expected_markers
+from kernlint.api import Settings, lint_source
+from kernlint.registry import all_rules
+from kernlint.rule import REQUIRED_SECTIONS
+
+CASES = [(rule, kind, i, case) for rule in all_rules()
+         for kind, cases in (("VALID", rule.VALID), ("INVALID", rule.INVALID)) for i, case in enumerate(cases)]
+
+
+@pytest.mark.parametrize("rule,kind,index,case", CASES, ids=[f"{r.CODE}-{k}-{i}" for r, k, i, _ in CASES])
+def test_rule_case(rule, kind, index, case) -> None:  # type: ignore[no-untyped-def]
+    result = lint_source(case.source, "case.py", Settings(targets=case.targets, select=(rule.CODE,)))
+    found = {(d.span.start.line, d.code) for d in result.diagnostics}
+    expected = {m for m in expected_markers(case.source) if m[1] == rule.CODE}
+    assert found == expected
+    if kind == "INVALID":
+        assert expected, "an INVALID case must mark at least one line"
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.CODE)
+def test_rule_is_documented(rule) -> None:  # type: ignore[no-untyped-def]
+    doc = inspect.cleandoc(rule.__doc__ or "")
+    positions = [doc.find(section) for section in REQUIRED_SECTIONS]
+    assert all(p >= 0 for p in positions), f"{rule.__name__} docstring misses a section"
+    assert positions == sorted(positions), "sections out of order"
+    assert rule.VALID and rule.INVALID
+
+
+def test_codes_are_unique_and_well_formed() -> None:
+    codes = [r.CODE for r in all_rules()]
+    assert len(codes) == len(set(codes))
+    assert all(len(c) == 5 and c.startswith("KL") and c[2:].isdigit() for c in codes)
+    for code in ("KL001", "KL101", "KL201", "KL202", "KL301", "KL302", "KL303", "KL401"):
+        assert code in codes
