@@ -85,7 +85,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     settings = _settings(args, select=_codes(args.select), ignore=_codes(args.ignore))
     result = lint_paths(args.paths, settings)
     if args.output_format == "json":
-        json_format.render(result, out, settings.targets)
+        from kernlint.hardware.specs import resolve_targets
+
+        json_format.render(result, out, tuple(t.key for t in resolve_targets(settings.targets)))
     else:
         console = terminal.console_for(out, False if args.no_color else None)
         if args.statistics:

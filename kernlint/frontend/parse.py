@@ -36,10 +36,32 @@ def decode_source(data: bytes) -> str | ParseFailure:
     return text
 
 
+MAX_NESTING = 150  # bracket depth; libcst's native parser and visitors recurse once per level
+
+
+def _bracket_depth(text: str) -> tuple[int, int]:
+    """Deepest bracket nesting and its line (strings are not skipped: a cheap upper bound)."""
+    depth = peak = 0
+    line = peak_line = 1
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > peak:
+                peak, peak_line = depth, line
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif ch == "\n":
+            line += 1
+    return peak, peak_line
+
+
 def parse_text(text: str) -> ParsedSource | ParseFailure:
-    # libcst's native parser recurses per nesting level; deeply nested expressions must not kill the run.
+    # Deeply nested expressions would overflow the C stack inside the parser: refuse them up front.
+    depth, line = _bracket_depth(text)
+    if depth > MAX_NESTING:
+        return ParseFailure(f"brackets nested {depth} deep (limit {MAX_NESTING}); not linted", line)
     old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, 10_000))
+    sys.setrecursionlimit(max(old_limit, 5_000))
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:

@@ -1,0 +1,103 @@
+"""CLI behaviour, exit codes, output formats, bad input, and the never-execute guarantee."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from conftest import ROOT
+from kernlint.cli import main
+
+KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def launch(x, y, n):
+    add[(n // 1000,)](x, y, n, BLOCK=1000)
+'''
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out)
+    return code, out.getvalue()
+
+
+def test_clean_file_exits_zero(tmp_path: Path) -> None:
+    f = tmp_path / "ok.py"
+    f.write_text(KERNEL.replace("BLOCK=1000", "BLOCK=1024"))
+    code, out = run("check", str(f), "--no-color")
+    assert code == 0 and "All checks passed" in out
+
+
+def test_findings_exit_one_and_name_config_and_target(tmp_path: Path) -> None:
+    f = tmp_path / "bad.py"
+    f.write_text(KERNEL)
+    code, out = run("check", str(f), "--output-format", "concise")
+    assert code == 1
+    assert "KL301" in out and "length 1000" in out and ":13:" in out
+    assert run("check", str(f), "--exit-zero")[0] == 0
+    assert run("check", str(f), "--ignore", "KL3")[0] == 0
+
+
+def test_json_contains_every_estimate(tmp_path: Path) -> None:
+    f = tmp_path / "k.py"
+    f.write_text(KERNEL)
+    code, out = run("check", str(f), "--output-format", "json", "--target", "h100,b200", "--config", "BLOCK=256,num_warps=2")
+    doc = json.loads(out)
+    assert doc["schema"] == 1 and doc["targets"] == ["h100", "b200"]
+    estimates = doc["kernels"][0]["estimates"]
+    # launch-site config and --config, each on two targets
+    assert len(estimates) == 4
+    cli = next(e for e in estimates if e["config"]["origin"] == "cli" and e["target"] == "b200")
+    assert cli["config"]["num_warps"] == 2 and cli["registers"]["budget"] == 255
+    assert cli["occupancy"]["limiter"] in ("registers", "shared memory", "warps", "blocks")
+    assert any("default pointer dtype" in a for a in cli["assumptions"])
+
+
+def test_missing_path_and_bad_options_exit_two(tmp_path: Path) -> None:
+    assert run("check", str(tmp_path / "nope.py"))[0] == 2
+    assert run("check", str(tmp_path), "--target", "h9000")[0] == 2
+    assert run("check", str(tmp_path), "--config", "BLOCK")[0] == 2
+
+
+def test_bad_files_get_a_diagnostic_and_the_run_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "syntax.py").write_text("def f(:\n")
+    (tmp_path / "latin1.py").write_bytes(b"x = '\xe9'\n")
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "empty.py").write_text("")
+    (tmp_path / "deep.py").write_text("x = " + "(" * 3000 + "1" + ")" * 3000 + "\n")
+    (tmp_path / "good.py").write_text(KERNEL)
+    code, out = run("check", str(tmp_path), "--output-format", "concise")
+    assert code == 1
+    for name in ("syntax.py", "latin1.py", "binary.py"):
+        assert f"{name}:" in out and "KL001" in out
+    assert "good.py:13" in out  # the real finding is still reported
+    assert "internal error" not in out
+
+
+def test_linted_code_is_never_executed(tmp_path: Path) -> None:
+    sentinel = tmp_path / "sentinel"
+    f = tmp_path / "evil.py"
+    f.write_text(f"open({str(sentinel)!r}, 'w').write('ran')\nimport os\nos.system('touch {sentinel}')\n" + KERNEL)
+    run("check", str(f))
+    run("explain", str(f))
+    run("debug", "--ir", f"{f}::add")
+    assert not sentinel.exists()
+
+
+def test_explain_rule_and_debug(tmp_path: Path) -> None:
+    code, out = run("explain", str(ROOT / "examples/matmul.py") + "::matmul_kernel", "--target", "h100,b200")
+    assert code == 0 and "does not fit" in out and "b200" in out
+    code, out = run("rule", "KL101")
+    assert code == 0 and "## Why is this bad?" in out
+    assert run("rule", "KL999")[0] == 2
+    code, out = run("debug", "--ir", str(ROOT / "examples/matmul.py") + "::matmul_kernel")
+    assert code == 0 and "dot(" in out and "carried acc" in out
