@@ -399,6 +399,13 @@ def _env_child(cache_dir: str) -> dict[str, Any]:
 # Driver
 # ---------------------------------------------------------------------------------------------
 
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -473,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t_start
     out = ns.out or REPO_ROOT / "benchmarks" / "truth" / f"triton-{env['triton_version']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"schema": SCHEMA, **env, "caps": caps, "specs": str(ns.specs), "wall_s": round(wall, 1),
+    doc = {"schema": SCHEMA, **env, "caps": caps, "specs": _display_path(ns.specs), "wall_s": round(wall, 1),
            "records": records}
     out.write_text(json.dumps(doc, indent=1) + "\n")
     n_err = sum(1 for r in records if r and r["error"])
