@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(check)
     check.add_argument("--select", default="", help="comma-separated code prefixes to enable (e.g. KL1,KL201)")
     check.add_argument("--ignore", default="", help="comma-separated code prefixes to disable")
-    check.add_argument("--output-format", choices=("full", "concise", "json"), default="full")
+    check.add_argument("--output-format", choices=_formats(), default="full")
+    check.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--no-color", action="store_true")
@@ -44,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?")
     rule.add_argument("--all", action="store_true")
+    rule.add_argument("--format", choices=("text", "markdown"), default="text",
+                      help="markdown: the docs/rules.md page (`kernlint rule --all --format markdown > docs/rules.md`)")
     debug = sub.add_parser("debug", help="dump internals")
     debug.add_argument("--ir", metavar="FILE::KERNEL", required=True)
     _common(debug)
@@ -78,25 +81,35 @@ def _split_kernel(spec: str) -> tuple[str, str | None]:
     return path, name or None
 
 
+def _formats() -> tuple[str, ...]:
+    from kernlint.report import FORMATS
+
+    return FORMATS
+
+
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint.api import lint_paths
-    from kernlint.report import json_format, terminal
+    from kernlint.hardware.specs import resolve_targets
+    from kernlint.report import ReportContext, render
 
     settings = _settings(args, select=_codes(args.select), ignore=_codes(args.ignore))
     result = lint_paths(args.paths, settings)
-    if args.output_format == "json":
-        from kernlint.hardware.specs import resolve_targets
-
-        json_format.render(result, out, tuple(t.key for t in resolve_targets(settings.targets)))
-    else:
-        console = terminal.console_for(out, False if args.no_color else None)
+    ctx = ReportContext(targets=tuple(t.key for t in resolve_targets(settings.targets)),
+                        color=False if args.no_color or args.output_file else None)
+    try:
+        sink = open(args.output_file, "w", encoding="utf-8", newline="") if args.output_file else out
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output_file}: {exc.strerror}") from None
+    try:
         if args.statistics:
-            terminal.render_statistics(result, console)
-        elif args.output_format == "concise":
-            terminal.render_concise(result, console)
+            from kernlint.report import terminal
+
+            terminal.render_statistics(result, terminal.console_for(sink, ctx.color))
         else:
-            sources = {f.path: _read_lines(f.path) for f in result.files if f.diagnostics}
-            terminal.render_full(result, console, sources)
+            render(args.output_format, result, sink, ctx)
+    finally:
+        if sink is not out:
+            sink.close()
     return result.exit_code(args.exit_zero)
 
 
@@ -125,6 +138,11 @@ def cmd_rule(args: argparse.Namespace, out: TextIO) -> int:
         if rule is None:
             raise UsageError(f"unknown rule {args.code!r}")
         rules = [rule]
+    if args.format == "markdown":
+        from kernlint.report.rule_docs import rule_markdown, rules_markdown
+
+        out.write(rules_markdown(rules) if args.all or not args.code else rule_markdown(rules[0], level=1))
+        return EXIT_CLEAN
     for rule in rules:
         import inspect
 

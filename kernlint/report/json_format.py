@@ -8,6 +8,7 @@ from kernlint import __version__
 from kernlint.analysis.estimate import KernelEstimate
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic
+from kernlint.report import ReportContext
 
 SCHEMA_VERSION = 1
 
@@ -75,3 +76,7 @@ def render(result: LintResult, out: TextIO, targets: tuple[str, ...]) -> None:
            "internal_errors": result.internal_errors, "kernels": kernels}
     json.dump(doc, out, indent=2)
     out.write("\n")
+
+
+def render_to(result: LintResult, out: TextIO, ctx: ReportContext) -> None:
+    render(result, out, ctx.targets)

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.report import ReportContext
 from kernlint.rule import KernelAnalysis
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -107,3 +108,12 @@ def render_explain(k: KernelAnalysis, path: str, console: Console) -> None:
         table.add_row(label, origin, e.target.key, regs, spill, smem, tmem, str(o.ctas_per_sm), occ, o.limiter,
                       e.confidence.value)
     console.print(table)
+
+
+def render_full_to(result: LintResult, out: TextIO, ctx: ReportContext) -> None:
+    sources = {f.path: ctx.lines(f.path) for f in result.files if f.diagnostics}
+    render_full(result, console_for(out, ctx.color), sources)
+
+
+def render_concise_to(result: LintResult, out: TextIO, ctx: ReportContext) -> None:
+    render_concise(result, console_for(out, ctx.color))

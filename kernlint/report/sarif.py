@@ -1,0 +1,91 @@
+"""SARIF 2.1.0 (OASIS Static Analysis Results Interchange Format), as read by GitHub code scanning.
+
+Every registered rule becomes a `reportingDescriptor` in `tool.driver.rules` (built from its docstring);
+each diagnostic becomes a `result` whose `ruleIndex` points into that list. URIs are relative to the
+repository root and tagged with `uriBaseId` `%SRCROOT%` (SARIF §3.4.4, and what GitHub's upload maps onto
+the checkout). Columns are 1-based Unicode code points (`columnKind` "unicodeCodePoints", §3.14.17),
+which is what kernlint's spans count. The output is checked against the OASIS schema in the tests.
+"""
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from typing import Any, TextIO
+
+from kernlint import __version__
+from kernlint.api import LintResult
+from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.report import ReportContext
+from kernlint.report.rule_docs import rule_doc
+from kernlint.rule import Rule
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+SRCROOT = "%SRCROOT%"
+
+
+def information_uri() -> str | None:
+    """The project's home page from the installed package metadata (`[project.urls]`), if declared."""
+    try:
+        meta = metadata.metadata("kernlint")
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in meta.get_all("Project-URL") or []:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("homepage", "home", "documentation", "repository", "source"):
+            return url.strip()
+    return meta.get("Home-page") or None
+
+
+def descriptor(rule: type[Rule]) -> dict[str, Any]:
+    doc = rule_doc(rule)
+    return {
+        "id": doc.code,
+        "name": doc.name,
+        "shortDescription": {"text": doc.summary},
+        "fullDescription": {"text": doc.section("What it does") or doc.summary},
+        "help": {"text": doc.full, "markdown": doc.full},
+        "defaultConfiguration": {"level": LEVEL[rule.SEVERITY]},
+        "properties": {"confidence": doc.confidence},
+    }
+
+
+def result_json(d: Diagnostic, ctx: ReportContext, index: dict[str, int]) -> dict[str, Any]:
+    s, e = d.span.start, d.span.end
+    out: dict[str, Any] = {"ruleId": d.code}
+    if d.code in index:  # an unknown code (third-party pack not loaded) keeps only ruleId, which is valid
+        out["ruleIndex"] = index[d.code]
+    out["level"] = LEVEL[d.severity]
+    out["message"] = {"text": d.message}
+    out["locations"] = [{"physicalLocation": {
+        "artifactLocation": {"uri": ctx.relpath(d.span.path), "uriBaseId": SRCROOT},
+        "region": {"startLine": s.line, "startColumn": s.col + 1, "endLine": e.line, "endColumn": e.col + 1},
+    }}]
+    props = {"confidence": d.confidence.value, "kernel": d.kernel, "target": d.target, "config": d.config}
+    out["properties"] = {k: v for k, v in props.items() if v is not None}
+    return out
+
+
+def sarif_log(result: LintResult, ctx: ReportContext, rules: tuple[type[Rule], ...] | None = None) -> dict[str, Any]:
+    if rules is None:
+        from kernlint.registry import all_rules
+
+        rules = all_rules()
+    driver: dict[str, Any] = {"name": "kernlint", "version": __version__, "semanticVersion": __version__}
+    uri = information_uri()
+    if uri:
+        driver["informationUri"] = uri
+    driver["rules"] = [descriptor(r) for r in rules]
+    index = {r.CODE: i for i, r in enumerate(rules)}
+    invocation: dict[str, Any] = {"executionSuccessful": not result.internal_errors}
+    if result.internal_errors:
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": err}} for err in result.internal_errors]
+    run = {"tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints",
+           "results": [result_json(d, ctx, index) for d in result.diagnostics]}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(result: LintResult, out: TextIO, ctx: ReportContext) -> None:
+    json.dump(sarif_log(result, ctx), out, indent=2, ensure_ascii=False)
+    out.write("\n")

