@@ -36,7 +36,7 @@ class LowOccupancy(Rule):
     SEVERITY = Severity.WARNING
     CONFIDENCE = Confidence.ESTIMATE
     VALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=1024, num_warps=4", marker=""))]
-    INVALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=32768, num_warps=8", marker="  # expect: KL202"))]
+    INVALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=65536, num_warps=8", marker="  # expect: KL202"))]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for k in ctx.kernels:

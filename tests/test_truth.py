@@ -59,12 +59,12 @@ def test_matmul_spills_and_out_of_resources_are_predicted() -> None:
             assert (e.registers.demand > e.registers.budget) == (regs >= 255), (bm, bn, bk, w, s)
 
 
-def test_matmul_registers_within_25_percent_on_sm90_when_not_spilling() -> None:
+def test_matmul_registers_within_20_percent_on_sm90_when_not_spilling() -> None:
     estimates = _matmul_estimates()
     for target, bm, bn, bk, w, s, regs, shared in MATMUL_TRUTH:
         if target == "h100" and regs < 255:
             est = estimates[(target, bm, bn, bk, w, s)].registers.allocated
-            assert abs(est - regs) / regs <= 0.25, (bm, bn, bk, w, s, est, regs)
+            assert abs(est - regs) / regs <= 0.20, (bm, bn, bk, w, s, est, regs)
 
 
 @pytest.fixture(scope="module")
@@ -77,5 +77,5 @@ def sweep():  # type: ignore[no-untyped-def]
 def test_recorded_sweep_gates(sweep) -> None:  # type: ignore[no-untyped-def]
     for target, row in sweep.items():
         assert row["oor_recall"] == 1.0, target            # OutOfResources is never missed
-        assert row["smem_exact"] >= 0.9, (target, row)
-        assert row["regs_median_abs_err"] <= 0.5, (target, row)   # regression gate; target is 0.10
+        assert row["smem_exact"] >= 0.93, (target, row)
+        assert row["regs_median_abs_err"] <= 0.15, (target, row)  # measured 0.05-0.12 (README "Accuracy")

@@ -29,13 +29,20 @@ class RegisterModel:
     base: float              # registers no tile accounts for (indices, predicates, scalar args)
     index_vector: int        # elements sharing one register for integer/mask tiles
     tmem_epilogue: float     # share of a TMEM accumulator held in registers by the epilogue (sm_100)
+    data_scale: float = 1.0  # share of live data tiles ptxas keeps resident (it streams some loads)
 
 
 MODELS: dict[str, RegisterModel] = {
-    "mma_sync": RegisterModel(base=20.0, index_vector=4, tmem_epilogue=1.0),
-    "wgmma": RegisterModel(base=20.0, index_vector=4, tmem_epilogue=1.0),
-    "tcgen05": RegisterModel(base=18.0, index_vector=4, tmem_epilogue=0.75),
+    "mma_sync": RegisterModel(base=4.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.2),
+    "wgmma": RegisterModel(base=4.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.2),
+    "tcgen05": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=0.75, data_scale=1.1),
 }
+
+
+def is_data(value: Value, produced_by_load: bool) -> bool:
+    """Data tiles hold one value per element; index/address/mask tiles are affine in thread ids."""
+    return bool(value.shape) and (produced_by_load or not (is_pointer(value.dtype)
+                                                           or value.dtype.startswith(("i", "u"))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,8 @@ class RegisterEstimate:
     peak_line: int
     peak_tiles: tuple[LiveTile, ...]  # largest contributors at the peak
     complete: bool
+    data_regs: float = 0.0        # unscaled data-tile registers at the peak (for fitting the model)
+    index_regs: float = 0.0       # address/offset/mask/scalar registers at the peak
 
 
 def register_budget(spec: GpuSpec, num_warps: int, maxnreg: int | None) -> int:
@@ -86,6 +95,17 @@ def tile_cost(value: Value, env: Mapping[str, Any], threads: int, model: Registe
     return per_thread * element_bytes(value.dtype) / 4
 
 
+def index_cost(value: Value, env: Mapping[str, Any], threads: int, model: RegisterModel) -> float | None:
+    """Registers of an address/offset/mask tile.
+
+    A 1-D tile built from `base + tl.arange` is one base register (pair) plus immediate offsets in each
+    vector access; a 2-D tile needs one base per row a thread touches (rows differ by a runtime stride).
+    """
+    if len(value.shape) == 1:
+        return 2.0 if is_pointer(value.dtype) or element_bytes(value.dtype) == 8 else 1.0
+    return tile_cost(value, env, threads, model)
+
+
 def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
                        num_warps: int, maxnreg: int | None) -> RegisterEstimate:
     model = MODELS[spec.tensor_core]
@@ -98,12 +118,21 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             if c.yielded.id in in_tmem:
                 in_tmem.update({c.arg.id, c.init.id})
     costs: dict[int, float] = {}
+    data: set[int] = set()
+    loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
+    streamed = _streamed_values(live, loaded)
     complete = True
     for vid, value in live.values.items():
-        if vid in in_smem or vid in in_tmem:
+        if vid in in_smem or vid in in_tmem or vid in streamed:
             costs[vid] = 0.0
             continue
-        cost = tile_cost(value, env, threads, model)
+        if is_data(value, vid in loaded):
+            cost = tile_cost(value, env, threads, model)
+            data.add(vid)
+            if cost is not None:
+                cost *= model.data_scale
+        else:
+            cost = index_cost(value, env, threads, model)
         if cost is None:
             complete = False
             cost = 0.0
@@ -129,6 +158,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         if total > peak:
             peak, peak_at = total, i
     demand = int(math.ceil(peak + model.base))
+    at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
+    data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0)
     budget = register_budget(spec, num_warps, maxnreg)
     allocated = min(demand, budget)
     spill = max(0, demand - budget) * 4
@@ -137,7 +168,34 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
                     for v in live.live_at(peak_at) if costs[v.id] >= 1.0),
                    key=lambda t: -t.registers)[:8]
     peak_line = live.steps[peak_at].op.line if peak_at < len(live.steps) else 0
-    return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete)
+    return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete,
+                            data_at_peak / model.data_scale if model.data_scale else 0.0, peak - data_at_peak)
+
+
+_STREAMING_USERS = ("elementwise", "cast", "store", "reduce", "view")
+
+
+def _streamed_values(live: Liveness, loaded: set[int]) -> set[int]:
+    """Computed tiles that never exist whole: Triton emits element-wise chains per element, so a
+    single-use intermediate feeding another element-wise op, a store or a reduction lives in the
+    registers of the operands it replaces (measured: swiglu BLOCK 16384 w4 needs 116 registers, about
+    its two loaded bf16 tiles, not the five fp32 intermediates)."""
+    uses: dict[int, list[str]] = {}
+    for step in live.steps:
+        if step.is_end:
+            continue
+        for v in step.op.operands:
+            uses.setdefault(v.id, []).append(step.op.kind)
+        for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
+            uses.setdefault(c.yielded.id, []).append("yield")
+    out: set[int] = set()
+    for vid, value in live.values.items():
+        if not value.shape or vid in loaded or is_pointer(value.dtype):
+            continue
+        kinds = uses.get(vid, [])
+        if len(kinds) == 1 and kinds[0] in _STREAMING_USERS:
+            out.add(vid)
+    return out
 
 
 def _def_line(live: Liveness, vid: int) -> int:

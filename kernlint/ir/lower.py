@@ -275,12 +275,17 @@ class Lowerer:
             self.expr(stmt.test, body_env)
         self.run_body(body, body_env)
         ops = self.blocks.pop()
+        used = _used_value_ids(ops)
         carried: list[Carried] = []
         for name in carried_names:
             yielded = body_env.get(name)
-            if isinstance(yielded, Value):
+            if not isinstance(yielded, Value):
+                continue
+            # A name re-assigned before it is read (a loop-local `cols` reused from an earlier loop) is not
+            # really carried: Triton's canonicalizer drops such iter_args, so neither is the init kept alive.
+            if args[name].id in used or yielded is args[name]:
                 carried.append(Carried(name, env[name], args[name], yielded))
-                env[name] = yielded
+            env[name] = yielded
         for name in assigned - set(carried_names):  # loop-local names stay visible after the loop
             if name in body_env:
                 env[name] = body_env[name]
@@ -437,6 +442,19 @@ class Lowerer:
         finally:
             self.module, self.depth = saved, self.depth - 1
         return ret if ret is not None else CV(Const(None))
+
+
+def _used_value_ids(ops: list[Op]) -> set[int]:
+    used: set[int] = set()
+    stack = list(ops)
+    while stack:
+        op = stack.pop()
+        used.update(v.id for v in op.operands)
+        for c in op.attrs.get("carried", ()) if op.kind == "for" else ():
+            used.add(c.yielded.id)
+        for region in op.regions:
+            stack.extend(region.ops)
+    return used
 
 
 def _assigned_names(body: cst.CSTNode) -> set[str]:
