@@ -28,6 +28,7 @@ class DotPlacement:
     pipelined_operands: tuple[Value, ...]  # load results that go straight to shared memory
     operand_bytes: int             # bytes of one stage of the pipelined operands
     tmem_accumulator: bool
+    staged_bytes: int = 0          # loaded operands from outside the loop, kept once in shared memory
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -79,8 +80,20 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         in_loop = loops[-1] if loops else None
         # wgmma needs a warpgroup (4 warps) and 64-row tiles; otherwise Triton falls back to mma.sync.
         async_mma = spec.tensor_core in ("wgmma", "tcgen05") and num_warps >= 4 and (m or 0) >= 64
+        if spec.tensor_core == "tcgen05" and num_warps > 8:
+            # Measured (Triton 3.9, sm_100): 16-warp matmuls fall back to mma.sync — no TMEM, and
+            # num_stages − 1 operand buffers (128×128×64 w16 s4 → 98,304 B, tmem 0).
+            async_mma = False
         pipelined: list[Value] = []
-        nbytes = 0
+        nbytes = staged = 0
+        for operand in op.operands[:2]:
+            load = _source_load(operand, producers)
+            if load is not None and (in_loop is None or in_loop not in step_loops.get(load.id, ())):
+                # Loaded once (e.g. attention's Q tile before the KV loop): the MMA still reads it from
+                # shared memory, in one buffer. Measured: attention smem = pipeline + BLOCK_M·HEAD_DIM·2 B.
+                size = numel(load.result, env) if load.result is not None else None
+                if size is not None and load.result is not None:
+                    staged += int(size * element_bytes(load.result.dtype))
         if in_loop is not None:
             for operand in op.operands[:2]:
                 load = _source_load(operand, producers)
@@ -92,5 +105,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                     if size is not None:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
-        out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem))
+        out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged))
     return out

@@ -19,7 +19,7 @@ from typing import Any
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import element_bytes
+from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 SM100_BARRIER_BYTES = 16
@@ -73,11 +73,9 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 "dot operands", buffers * d.operand_bytes,
                 f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
                 d.op.line))
-        elif d.m is not None and not d.async_mma and d.k is not None and d.n is not None:
-            # mma.sync reads operands through shared memory (ldmatrix) even without a pipeline.
-            nbytes = int((d.m * d.k + d.k * d.n) * 2)
-            per_loop.setdefault(None, []).append(SmemBuffer("dot operand staging", nbytes,
-                                                             "layout conversion for mma.sync", d.op.line))
+        if d.staged_bytes:
+            per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
+                "loop-invariant dot operand", d.staged_bytes, f"1 × {d.staged_bytes:,} B", d.op.line))
     # Loads pipelined by an explicit tl.range(num_stages=...) loop without a dot.
     for step in live.steps:
         op = step.op
@@ -97,16 +95,18 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         per_loop.setdefault(loop_id, []).append(SmemBuffer(
             "pipelined load", nbytes, f"{stages - 1} × {size:,} × {element_bytes(op.result.dtype):g} B", op.line))
     if spec.tensor_core == "tcgen05":
-        for loop_id in dot_loops:
+        for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops}:
             per_loop[loop_id].append(SmemBuffer("mbarriers", SM100_BARRIER_BYTES, "pipeline barriers",
                                                 loop_ops[loop_id].line))
     # Reduction scratch (reused; the largest one counts, alongside the buffers of its loop).
+    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
     scratch: dict[int | None, SmemBuffer] = {}
     for step in live.steps:
         op = step.op
         if step.is_end or op.kind != "reduce":
             continue
-        nbytes = _reduce_scratch(op.attrs, op.operands[0].dtype, env, num_warps)
+        nbytes = _reduce_scratch(op.attrs, op.operands[0].dtype, env, num_warps,
+                                 _from_dot(op.operands[0], producers))
         key = step.loops[-1] if step.loops else None
         if nbytes and (key not in scratch or scratch[key].bytes < nbytes):
             scratch[key] = SmemBuffer("reduction scratch", nbytes, f"cross-warp {op.attrs.get('fn')}", op.line)
@@ -123,7 +123,22 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     return SmemEstimate(best_total, best, tmem, complete)
 
 
-def _reduce_scratch(attrs: Mapping[str, Any], dtype: str, env: Mapping[str, Any], num_warps: int) -> int:
+def _from_dot(value: Value, producers: Mapping[int, Op]) -> bool:
+    """Whether a tile is (element-wise) derived from a dot result, i.e. still in the MMA layout."""
+    for _ in range(8):
+        op = producers.get(value.id)
+        if op is None or not op.operands:
+            return False
+        if op.kind == "dot":
+            return True
+        if op.kind not in ("elementwise", "cast", "view"):
+            return False
+        value = max(op.operands, key=lambda v: len(v.shape))
+    return False
+
+
+def _reduce_scratch(attrs: Mapping[str, Any], dtype: str, env: Mapping[str, Any], num_warps: int,
+                    mma_layout: bool = False) -> int:
     if num_warps <= 1:
         return 0
     in_shape = attrs.get("in_shape", ())
@@ -143,7 +158,11 @@ def _reduce_scratch(attrs: Mapping[str, Any], dtype: str, env: Mapping[str, Any]
             if i != axis:
                 out *= d or 1
         return nbytes * out * warps_on_axis if warps_on_axis > 1 else 0
-    return 0 if rows >= num_warps else nbytes * (num_warps // max(rows, 1)) * rows
+    if mma_layout:
+        return 0  # MMA layouts keep a row inside one warp (attention's row max/sum needs no scratch)
+    # Blocked layouts from loads spread a wide row over warps: one partial per row and warp group.
+    # Measured (Triton 3.9): fp8 quantizer absmax over [G, 128] → 4·G B for G = 2…128, 1–16 warps.
+    return nbytes * rows * max(1, num_warps // rows)
 
 
 def _tmem_columns(dots: list[DotPlacement]) -> int:
