@@ -50,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     debug = sub.add_parser("debug", help="dump internals")
     debug.add_argument("--ir", metavar="FILE::KERNEL", required=True)
     _common(debug)
+    server = sub.add_parser("server", help="language server (LSP over stdio) for editors; needs kernlint[lsp]")
+    server.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only transport)")
+    server.add_argument("--debounce-ms", type=int, default=150, help="wait this long after a keystroke before re-linting")
+    server.add_argument("--log-file", metavar="PATH", help="write the server log here instead of stderr")
     return parser
 
 
@@ -175,7 +179,20 @@ def _read_lines(path: str) -> list[str]:
         return []
 
 
-COMMANDS = {"check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug}
+def cmd_server(args: argparse.Namespace, out: TextIO) -> int:
+    # Imported here so that `kernlint check` never pays for (or needs) pygls.
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError:
+        raise UsageError("`kernlint server` needs pygls and lsprotocol: pip install 'kernlint[lsp]'") from None
+    from kernlint.lsp import serve
+
+    serve(args.debounce_ms, args.log_file)
+    return EXIT_CLEAN
+
+
+COMMANDS = {"check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug, "server": cmd_server}
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:

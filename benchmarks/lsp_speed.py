@@ -1,0 +1,67 @@
+"""Re-lint time of a ~1,000-line kernel file through the LSP server's lint path (budget: ≤ 100 ms).
+
+    python benchmarks/lsp_speed.py [--lines 1000] [--runs 7]
+
+The file is built from the example kernels that need no other module, copied with every top-level
+function renamed (`matmul_kernel` → `matmul_kernel_3`) so each copy is a distinct kernel. Each run
+changes one comment line, like a keystroke, and calls the same `lint_text` the server runs after its
+debounce: parse, kernels, estimates for every config × target, rules, noqa — no LSP transport.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SELF_CONTAINED = ("matmul.py", "softmax.py", "layernorm.py", "vector_add.py", "rmsnorm.py", "cross_entropy.py",
+                  "rope.py", "quantize_fp8.py", "attention_fwd.py", "batched_matmul.py")
+_DEF = re.compile(r"^def (\w+)", re.MULTILINE)
+_IMPORT = re.compile(r"^(import|from) .*\n", re.MULTILINE)
+
+
+def build_file(target_lines: int) -> str:
+    header = "import torch\nimport triton\nimport triton.language as tl\n"
+    bodies = [_IMPORT.sub("", (ROOT / "examples" / name).read_text(encoding="utf-8")) for name in SELF_CONTAINED]
+    parts, lines, copy = [header], header.count("\n"), 0
+    while lines < target_lines:
+        body = bodies[copy % len(bodies)]
+        for name in _DEF.findall(body):
+            body = re.sub(rf"\b{name}\b", f"{name}_{copy}", body)
+        parts.append(f"\n\n# ---- copy {copy} ----\n" + body)
+        lines += body.count("\n") + 3
+        copy += 1
+    return "".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args(argv)
+    from kernlint.lsp.server import KernlintServer
+
+    server = KernlintServer(debounce_s=0)
+    text = build_file(args.lines)
+    uri = (ROOT / "lsp_speed_generated.py").as_uri()     # never written: the server lints in-memory text
+    first = server.lint_text(uri, text, 0)                 # warm-up: imports, rule registry
+    times = []
+    for run in range(1, args.runs + 1):
+        edited = text.replace("# ---- copy 0 ----", f"# ---- copy 0, edit {run} ----", 1)
+        start = time.perf_counter()
+        linted = server.lint_text(uri, edited, run)
+        times.append((time.perf_counter() - start) * 1000)
+    result = linted.result
+    estimates = sum(len(k.estimates) for k in result.kernels)
+    print(f"{text.count(chr(10))} lines, {len(result.kernels)} kernels, {estimates} estimates, "
+          f"{len(result.diagnostics)} diagnostics (first lint: {len(first.result.diagnostics)})")
+    print(f"re-lint median {statistics.median(times):.1f} ms over {args.runs} runs "
+          f"(min {min(times):.1f}, max {max(times):.1f}); budget 100 ms")
+    return 0 if result.internal_error is None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
