@@ -153,3 +153,16 @@ def test_lsp_speed_benchmark_runs_on_a_small_file() -> None:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "re-lint median" in done.stdout and " kernels, " in done.stdout
+
+
+def test_huge_and_broken_documents_give_a_diagnostic_not_a_crash() -> None:
+    from kernlint.lsp.server import KernlintServer, to_lsp_diagnostic
+
+    server = KernlintServer(max_chars=1_000)
+    huge = server.lint_text("file:///tmp/huge.py", KERNEL * 10, 1)
+    (d,) = huge.result.diagnostics
+    assert d.code == "KL000" and "kernlint check" in d.message and huge.result.kernels == []
+    broken = server.lint_text("untitled:Untitled-1", "@triton.jit\ndef k(x:\n", 1)
+    assert [x.code for x in broken.result.diagnostics] == ["KL001"]
+    rng = to_lsp_diagnostic(broken.result.diagnostics[0], broken.lines, "utf-16").range
+    assert rng.start.line < len(broken.lines)
