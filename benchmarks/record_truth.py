@@ -38,23 +38,21 @@ Python default.
 
 A config that fails (Triton error, ptxas error, timeout) is recorded with ``"error"`` and the sweep goes
 on.  Kernel modules are imported by file path with the repo root on ``sys.path`` -- acceptable only
-because this recorder runs on our own example files.
+because this recorder runs on our own example files (``kernlint calibrate`` never imports a user's module).
+
+The compile itself (spec → signature/attrs, ``triton.compile``, ptxas log parsing, error lines) lives in
+``kernlint/calibrate/triton_compile.py``, shared with ``kernlint calibrate``; it needs only the standard
+library and Triton, so this script still runs in a venv without kernlint's dependencies.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import importlib
 import importlib.util
-import io
 import json
 import multiprocessing
 import os
-import platform
-import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -66,12 +64,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPECS = REPO_ROOT / "benchmarks" / "truth_specs.py"
 SCHEMA = 1
 
-_PTXAS_RE: dict[str, re.Pattern[str]] = {
-    "regs": re.compile(r"Used (\d+) registers"),
-    "stack": re.compile(r"(\d+) bytes stack frame"),
-    "spill_store": re.compile(r"(\d+) bytes spill stores"),
-    "spill_load": re.compile(r"(\d+) bytes spill loads"),
-}
+if str(REPO_ROOT) not in sys.path:  # the shared compile core, importable without installing kernlint
+    sys.path.insert(0, str(REPO_ROOT))
+from kernlint.calibrate.triton_compile import (  # noqa: E402
+    build_compile_args, compile_jit, environment, error_line, option_names, parse_ptxas_log, ptxas_rerun, unwrap,
+)
+
+__all__ = ["build_compile_args", "compile_task", "environment", "error_line", "main", "make_tasks", "option_names",
+           "parse_ptxas_log", "ptxas_rerun"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,145 +166,6 @@ def _import_kernel_module(file: str) -> Any:
     return mod
 
 
-def _unwrap(obj: Any) -> Any:
-    """Autotuner / Heuristics wrappers keep the inner function in ``.fn``."""
-    from triton.runtime.jit import JITFunction
-    seen = 0
-    while not isinstance(obj, JITFunction) and hasattr(obj, "fn") and seen < 8:
-        obj, seen = obj.fn, seen + 1
-    if not isinstance(obj, JITFunction):
-        raise TypeError(f"{obj!r} is not a @triton.jit function")
-    return obj
-
-
-def _option_names() -> set[str]:
-    import dataclasses
-    from triton.backends.nvidia.compiler import CUDAOptions
-    return {f.name for f in dataclasses.fields(CUDAOptions)}
-
-
-def build_compile_args(fn: Any, args: dict[str, Any], constexprs: dict[str, Any], config: dict[str, Any],
-                       option_names: set[str]) -> tuple[dict[str, str], dict[str, Any], dict[tuple[int, ...], Any],
-                                                        dict[str, Any]]:
-    """(signature, constexprs, attrs, options) the way the runtime binder would specialise aligned inputs."""
-    options = {k: v for k, v in config.items() if k in option_names}
-    values = {**args, **constexprs, **{k: v for k, v in config.items() if k in fn.arg_names or k not in options}}
-    signature: dict[str, str] = {}
-    cx: dict[str, Any] = {}
-    attrs: dict[tuple[int, ...], Any] = {}
-    div16 = [["tt.divisibility", 16]]
-    for i, name in enumerate(fn.arg_names):
-        param = fn.params[i]
-        if name in values:
-            val = values[name]
-        elif param.has_default:
-            val = param.default
-        else:
-            raise KeyError(f"spec gives no value for argument {name!r} of {fn.__name__}")
-        if param.is_constexpr:
-            signature[name] = "constexpr"
-            cx[name] = val
-        elif isinstance(val, str):
-            ty, _, hint = val.partition(":")
-            signature[name] = ty
-            if hint != "0" and (ty.startswith("*") or ty == "i32" or hint == "16"):
-                attrs[(i, )] = div16
-        elif isinstance(val, bool):
-            signature[name] = "u1"
-        elif isinstance(val, int):
-            if val == 1:
-                signature[name] = "constexpr"
-                cx[name] = 1
-            else:
-                signature[name] = "i64" if not -2**31 <= val < 2**31 else "i32"
-                if val % 16 == 0:
-                    attrs[(i, )] = div16
-        elif isinstance(val, float):
-            signature[name] = "fp32"
-        elif val is None:
-            signature[name] = "constexpr"
-            cx[name] = None
-        else:
-            raise TypeError(f"unsupported spec value {val!r} for argument {name!r}")
-    unknown = set(values) - set(fn.arg_names) - option_names
-    if unknown:
-        raise KeyError(f"spec names unknown argument(s) {sorted(unknown)} of {fn.__name__}")
-    return signature, cx, attrs, options
-
-
-def parse_ptxas_log(log: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for key, rx in _PTXAS_RE.items():
-        m = rx.search(log)
-        if m:
-            out[key] = int(m.group(1))
-    return out
-
-
-def _ptxas_exe(cap: int) -> str:
-    from triton.backends.nvidia.compiler import get_ptxas
-    try:
-        tool = get_ptxas(cap)
-    except TypeError:  # 3.4-3.5: get_ptxas() takes no argument
-        tool = get_ptxas()
-    return tool.path if hasattr(tool, "path") else tool[0]
-
-
-def ptxas_rerun(ptx: str, cap: int, enable_fp_fusion: bool) -> dict[str, int]:
-    """Fallback: run the bundled ptxas -v on the PTX with the flags this Triton's make_cubin uses."""
-    import inspect
-    from triton.backends.nvidia import compiler as nvc
-    from triton.backends.nvidia.compiler import sm_arch_from_capability
-    try:
-        reg_alloc = ["--regAllocOptLevel=2"] if "regAllocOptLevel" in inspect.getsource(nvc.CUDABackend.make_cubin) \
-            else []
-    except (OSError, TypeError):
-        reg_alloc = []
-    with tempfile.TemporaryDirectory() as d:
-        src = Path(d, "k.ptx")
-        src.write_text(ptx)
-        cmd = [_ptxas_exe(cap), "-lineinfo", *([] if enable_fp_fusion else ["--fmad=false"]), "-v", *reg_alloc,
-               f"--gpu-name={sm_arch_from_capability(cap)}", str(src), "-o", str(Path(d, "k.o"))]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-    return parse_ptxas_log(p.stdout + p.stderr)
-
-
-def error_line(exc: BaseException) -> str:
-    """One informative line: the ptxas 'error'/'fatal' line, or the innermost cause of a CompilationError
-    (nested @jit helpers wrap it once per call level) with its 'at line:col', else line 1 of the message."""
-    name = type(exc).__name__
-    msg = str(exc).strip()
-    lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
-    if name == "PTXASError":
-        bad = [ln for ln in lines[1:] if re.search(r"\b(error|fatal)\s*:", ln) and "aborted" not in ln]
-        if bad:
-            return f"{name}: {bad[0].split(':', 1)[-1].strip()}"[:400]
-    if hasattr(exc, "error_message"):  # CompilationError and subclasses
-        where, inner, seen = "", exc, 0
-        while inner is not None and seen < 32:
-            seen += 1
-            first = str(inner).strip().splitlines()[0] if str(inner).strip() else ""
-            if hasattr(inner, "error_message"):
-                if first.startswith("at "):
-                    where = first.rstrip(":")
-                if inner.error_message:
-                    text = str(inner.error_message).strip().splitlines()
-                    return f"{name}: {where}: {text[0] if text else ''}"[:400]
-            else:
-                return f"{name}: {where}: {type(inner).__name__}: {first}"[:400]
-            inner = inner.__cause__ or inner.__context__
-        return f"{name}: {where}"[:400]
-    return f"{name}: {lines[0] if lines else ''}"[:400]
-
-
-class _Timeout(Exception):
-    pass
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise _Timeout("compile timed out")
-
-
 def compile_task(task: dict[str, Any], timeout_s: int) -> dict[str, Any]:
     """Compile one (kernel, config, cap) and return its record (never raises)."""
     rec: dict[str, Any] = {"file": task["file"], "kernel": task["kernel"], "source_sha256": None, "cap": task["cap"],
@@ -313,81 +174,21 @@ def compile_task(task: dict[str, Any], timeout_s: int) -> dict[str, Any]:
                            "tmem": None, "num_warps_compiled": None, "compile_s": None, "ptxas_log": None,
                            "error": None}
     t0 = time.perf_counter()
-    knobs = None
     try:
         path = kernel_path(task["file"])
         rec["source_sha256"] = sha256_of(path)
-        import triton
-        from triton.backends.compiler import GPUTarget
-        from triton.compiler import ASTSource
-        try:
-            from triton import knobs as _k  # Triton >= 3.4
-            knobs = _k
-        except ImportError:
-            knobs = None
         obj = _import_kernel_module(task["file"])
         for part in task["kernel"].split("."):  # "Class.attr" for a kernel defined in a class
             obj = getattr(obj, part)
-        fn = _unwrap(obj)
-        sig, cx, attrs, options = build_compile_args(fn, task["args"], task["constexprs"], task["config"],
-                                                     _option_names())
-        if knobs is not None:
-            knobs.compilation.always_compile = True  # cold compile every time, so Triton runs ptxas and logs it
-            knobs.nvidia.dump_ptxas_log = True  # >= 3.5: Triton prints its own `ptxas -v` log to stdout
-        else:
-            os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-        buf = io.StringIO()
-        old = signal.signal(signal.SIGALRM, _on_alarm) if timeout_s else None
-        if timeout_s:
-            signal.alarm(timeout_s)
-        t0 = time.perf_counter()
-        try:
-            with contextlib.redirect_stdout(buf):
-                k = triton.compile(ASTSource(fn, sig, cx, attrs), target=GPUTarget("cuda", task["cap"], 32),
-                                   options=options)
-        finally:
-            rec["compile_s"] = round(time.perf_counter() - t0, 4)
-            if timeout_s:
-                signal.alarm(0)
-                signal.signal(signal.SIGALRM, old)
-        md = k.metadata
-        ptxas = parse_ptxas_log(buf.getvalue())
-        rec["ptxas_log"] = "triton"
-        if "regs" not in ptxas:
-            ptxas = ptxas_rerun(k.asm["ptx"], task["cap"], bool(getattr(md, "enable_fp_fusion", True)))
-            rec["ptxas_log"] = "rerun"
-        rec.update(regs=ptxas.get("regs"), spill_store=ptxas.get("spill_store", 0),
-                   spill_load=ptxas.get("spill_load", 0), stack=ptxas.get("stack", 0), shared=md.shared,
-                   tmem=getattr(md, "tmem_size", None), num_warps_compiled=md.num_warps)
-    except BaseException as exc:  # CompilationError, PTXASError, timeout, bad spec ... : record and go on
+        fn = unwrap(obj)
+    except BaseException as exc:  # bad file / kernel name: record and go on
         if isinstance(exc, KeyboardInterrupt):
             raise
-        if rec["compile_s"] is None:
-            rec["compile_s"] = round(time.perf_counter() - t0, 4)
+        rec["compile_s"] = round(time.perf_counter() - t0, 4)
         rec["error"] = error_line(exc)
-    finally:
-        if knobs is not None:
-            knobs.compilation.always_compile = False
-            knobs.nvidia.dump_ptxas_log = False
-        os.environ.pop("TRITON_ALWAYS_COMPILE", None)
+        return rec
+    rec.update(compile_jit(fn, task["args"], task["constexprs"], task["config"], task["cap"], timeout_s))
     return rec
-
-
-def _tool_version(path: Path) -> str | None:
-    if not path.exists():
-        return None
-    out = subprocess.run([str(path), "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"release (\d+\.\d+), V([\d.]+)", out)
-    return m.group(2) if m else (out.strip().splitlines()[-1] if out.strip() else None)
-
-
-def environment() -> dict[str, Any]:
-    import triton
-    import triton.backends.nvidia as nv
-    bindir = Path(nv.__file__).parent / "bin"
-    return {"triton_version": triton.__version__, "ptxas_version": _tool_version(bindir / "ptxas"),
-            "ptxas_blackwell_version": _tool_version(bindir / "ptxas-blackwell"),
-            "python": platform.python_version()}
 
 
 def _env_child(cache_dir: str) -> dict[str, Any]:

@@ -1,0 +1,112 @@
+"""The `kernlint calibrate` subcommand: options here, the work in session.py, the output in table.py.
+
+Imported by kernlint/cli.py when it builds its parser, so this module imports only argparse at top level.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_CLEAN, EXIT_ERROR = 0, 2
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("calibrate", help="compile configs with Triton (no GPU) and show estimate vs truth",
+                       description="Compile the kernel's configs with Triton's compiler and ptxas (CPU only, no GPU) "
+                                   "and print kernlint's estimate next to the truth. The kernel is compiled from a "
+                                   "scratch module built from its source (kernel, jit helpers, constexpr globals); "
+                                   "the user's module is never imported.")
+    p.add_argument("kernel", metavar="FILE::KERNEL", help="FILE, or FILE::KERNEL to pick one kernel")
+    p.add_argument("--target", action="append", default=[], metavar="GPU",
+                   help="h100 (default), h200, b200, a100, sm_90, ...; repeatable or comma-separated")
+    p.add_argument("--config", action="append", default=[], metavar="K=V,...",
+                   help="extra config to compile, e.g. 'BLOCK_M=128,BLOCK_N=128,num_warps=8,num_stages=3'")
+    p.add_argument("--sweep", action="store_true",
+                   help="add a grid: powers of two around the block sizes x num_warps {2,4,8} x num_stages {2,3,4}")
+    p.add_argument("--max-configs", type=int, default=48, metavar="N", help="cap on sweep configs (%(default)s)")
+    p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
+                   help="argument spec: a_ptr=*bf16, b_ptr=*fp16:0 (unaligned), M=4096, stride_k=1, eps=fp32, "
+                        "HEAD_DIM=64 (constexpr); '*=*bf16' sets the default pointer dtype")
+    p.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="compile worker processes (%(default)s)")
+    p.add_argument("--python", metavar="PATH", help="interpreter whose Triton compiles (default: this one)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="calibrate cache (default .kernlint_cache/calibrate)")
+    p.add_argument("--no-cache", action="store_true", help="compile everything again, store nothing")
+    p.add_argument("--timeout", type=int, default=600, metavar="S", help="seconds per compile (%(default)s)")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _pyproject_args(path: Path) -> dict[str, str]:
+    """`args` of [tool.kernlint] and then [tool.kernlint.calibrate] from the nearest pyproject.toml."""
+    import tomllib
+
+    for d in [path.resolve().parent, *path.resolve().parents]:
+        f = d / "pyproject.toml"
+        if not f.is_file():
+            continue
+        try:
+            tool = tomllib.loads(f.read_text(encoding="utf-8")).get("tool", {}).get("kernlint")
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(tool, dict):
+            continue
+        cal = tool.get("calibrate") if isinstance(tool.get("calibrate"), dict) else {}
+        merged: dict[str, str] = {}
+        for table in (tool.get("args"), cal.get("args")):
+            if isinstance(table, dict):
+                merged.update({str(k): str(v) for k, v in table.items()})
+        return merged
+    return {}
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.analysis.configs import parse_config_option
+    from kernlint.calibrate import session
+    from kernlint.calibrate.scratch import ScratchError
+    from kernlint.calibrate.signature import SpecError
+    from kernlint.hardware.specs import UnknownTarget, resolve_targets
+
+    def fail(msg: str) -> int:
+        sys.stderr.write(f"kernlint: error: {msg}\n")
+        return EXIT_ERROR
+
+    targets = tuple(args.target) or ("h100",)
+    try:
+        resolve_targets(targets)
+        configs = tuple(parse_config_option(c) for c in args.config)
+    except (UnknownTarget, ValueError) as exc:
+        return fail(str(exc))
+    arg_specs = _pyproject_args(Path(args.kernel.partition("::")[0]))
+    for item in args.arg:
+        if "=" not in item:
+            return fail(f"bad --arg {item!r}: expected NAME=SPEC, e.g. a_ptr=*bf16")
+        name, value = item.split("=", 1)
+        arg_specs[name.strip()] = value.strip()
+    cache = None if args.no_cache else Path(args.cache_dir) if args.cache_dir else session.DEFAULT_CACHE_DIR
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    err_console = Console(stderr=True)
+    bar = Progress(TextColumn("compiling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err_console, transient=True, disable=args.no_progress or args.json)
+    task = bar.add_task("compile", total=None)
+
+    def progress(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    try:
+        with bar:
+            cal = session.run(args.kernel, targets, configs, args.sweep, arg_specs, args.jobs, args.python, cache,
+                              args.max_configs, args.timeout, progress)
+    except (session.CalibrateError, ScratchError, SpecError) as exc:
+        return fail(str(exc))
+    from kernlint.calibrate import table
+
+    if args.json:
+        table.render_json(cal, out)
+    else:
+        table.render(cal, Console(file=out, width=max(140, Console(file=out).width), highlight=False, soft_wrap=False))
+    return EXIT_CLEAN

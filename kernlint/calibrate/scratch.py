@@ -1,0 +1,334 @@
+"""The scratch module calibrate compiles: built from source, so the user's module is never imported.
+
+Triton needs a real ``JITFunction`` (it reads the function's source and resolves its globals and ``@jit``
+helpers), but importing the user's module would run its top-level code (loading models, touching GPUs,
+reading files). Instead this writes a new module that holds only
+
+  * ``import triton`` / ``import triton.language as tl`` and the source modules' own top-level import lines
+    that import nothing but triton names (``from triton.language import dot``);
+  * the module-level constants the kernel and its helpers read (``RCP_LN2 = tl.constexpr(1.44)``), copied
+    when their right-hand side only uses triton names, literals and other such constants, otherwise
+    re-emitted from kernlint's static value;
+  * the jit helpers the kernel calls, found by qualified name in the same file or in other files of the tree
+    (``from pkg.utils import helper``), recursively;
+  * the kernel itself, with only its ``@triton.jit`` decorator: ``@autotune``/``@heuristics`` are dropped
+    because calibrate passes every constexpr and launch option itself.
+
+Globals that resolve to anything else (torch, host functions) are listed in ``missing``; if the kernel really
+uses one, Triton's error names it. Building never imports anything: libcst only.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+import libcst as cst
+
+from kernlint.frontend.facts import JitFunction, ModuleFacts
+from kernlint.frontend.kernels import JIT_NAMES, collect_module_facts, module_name_for
+from kernlint.frontend.names import NameResolver
+from kernlint.frontend.parse import ParseFailure, parse_bytes
+
+HEADER = "# Scratch module written by `kernlint calibrate` from {files}.\n# The original modules were never imported.\n"
+_LITERALS = (int, float, bool, str, type(None))
+
+
+class ScratchError(Exception):
+    """The scratch module cannot be built (name clash, unparsable file, kernel not found)."""
+
+
+@dataclass
+class ParsedModule:
+    label: str                 # path as kernlint names it (module name = module_name_for(label))
+    file: Path                 # the real file
+    data: bytes
+    module: cst.Module
+    facts: ModuleFacts
+    names: NameResolver
+
+    def jit(self, qualname: str) -> JitFunction | None:
+        return next((j for j in self.facts.jit_functions if j.qualname == qualname), None)
+
+
+class SourceTree:
+    """Parses the kernel's file and, on demand, the files its helpers come from (never imports them)."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = roots
+        self.modules: dict[str, ParsedModule] = {}   # module name → parsed
+        self._misses: set[str] = set()
+
+    def load(self, label: str, file: Path) -> ParsedModule:
+        name = module_name_for(label)
+        if name in self.modules:
+            return self.modules[name]
+        data = file.read_bytes()
+        parsed = parse_bytes(data)
+        if isinstance(parsed, ParseFailure):
+            raise ScratchError(f"{label}: {parsed.message}")
+        facts, names = collect_module_facts(label, parsed.module)
+        pm = ParsedModule(label, file, data, parsed.module, facts, names)
+        self.modules[name] = pm
+        return pm
+
+    def module(self, name: str) -> ParsedModule | None:
+        if name in self.modules:
+            return self.modules[name]
+        if name in self._misses or not name:
+            return None
+        rel = Path(*name.split("."))
+        for root in self.roots:
+            for cand in (root / rel.with_suffix(".py"), root / rel / "__init__.py"):
+                if cand.is_file():
+                    return self.load(cand.relative_to(root).as_posix(), cand)
+        self._misses.add(name)
+        return None
+
+    def jit_by_full_name(self, full: str) -> tuple[JitFunction, ParsedModule] | None:
+        parts = full.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            pm = self.module(".".join(parts[:i]))
+            if pm is not None:
+                jit = pm.jit(".".join(parts[i:]))
+                if jit is not None:
+                    return jit, pm
+        return None
+
+
+@dataclass(frozen=True)
+class LineSpan:
+    """Scratch lines [start, end] hold the function whose `def` is at `orig_line` of `label` (from `start`)."""
+
+    start: int
+    end: int
+    label: str
+    orig_line: int
+
+
+@dataclass(frozen=True)
+class ScratchModule:
+    source: str
+    kernel: str                          # attribute name of the kernel in the scratch module
+    files: tuple[str, ...]               # source files it was built from (labels)
+    missing: tuple[str, ...]             # globals it could not provide
+    spans: tuple[LineSpan, ...] = field(default=())
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    def write(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{re.sub(r'[^A-Za-z0-9_]', '_', self.kernel)}_{self.sha256[:16]}.py"
+        if not path.exists():
+            path.write_text(self.source, encoding="utf-8")
+        return path
+
+    def original_location(self, line: int) -> str | None:
+        for s in self.spans:
+            if s.start <= line <= s.end:
+                return f"{s.label}:{s.orig_line + line - s.start}"
+        return None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def global_refs(node: cst.CSTNode, names: NameResolver) -> list[tuple[str, str]]:
+    """(local name, qualified name) of every module-level or imported name an expression/function reads."""
+    found: list[tuple[str, str]] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)  # `tl.load`: only `tl` is a reference; `.load` is an attribute name
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)  # skip the keyword name of `f(x=1)`
+            return False
+
+        def visit_Param(self, n: cst.Param) -> bool:
+            for part in (n.annotation, n.default):
+                if part is not None:
+                    part.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            for qn in sorted(names.qualnames(n)):
+                if "<" not in qn and not qn.startswith("builtins."):
+                    found.append((n.value, qn))
+
+    node.visit(_V())
+    return list(dict.fromkeys(found))
+
+
+def _is_triton(qn: str) -> bool:
+    return qn == "triton" or qn.startswith("triton.")
+
+
+def _triton_imports(pm: ParsedModule) -> list[str]:
+    """Top-level import lines of a module that import only triton names."""
+    out: list[str] = []
+    for stmt in pm.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                mods = [_code(a.name) for a in small.names]
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+                mods = [_code(small.module)]
+            else:
+                continue
+            if all(_is_triton(m) for m in mods):
+                out.append(_code(small).strip())
+    return out
+
+
+def _jit_only(jit: JitFunction, pm: ParsedModule) -> cst.FunctionDef:
+    """The function with its `@triton.jit` decorator only (autotune/heuristics and others dropped)."""
+    keep = [d for d in jit.node.decorators if pm.names.refers_to(
+        d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator, *JIT_NAMES)]
+    return jit.node.with_changes(decorators=keep)
+
+
+def _constant_stmt(pm: ParsedModule, name: str) -> cst.BaseSmallStatement | None:
+    last = None
+    for stmt in pm.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name:
+                    last = small
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and \
+                        small.target.value == name and small.value is not None:
+                    last = small
+    return last
+
+
+class _Builder:
+    def __init__(self, tree: SourceTree) -> None:
+        self.tree = tree
+        self.imports: list[str] = ["import triton", "import triton.language as tl"]
+        self.constants: list[str] = []
+        self.functions: list[tuple[str, JitFunction, ParsedModule]] = []
+        self.bound: dict[str, str] = {}            # scratch global → what it stands for (clash detection)
+        self.missing: list[str] = []
+        self.files: list[str] = []
+        self._done: set[str] = set()
+
+    def bind(self, name: str, meaning: str) -> bool:
+        """Claim a global name; False when already bound to the same thing, error on a clash."""
+        have = self.bound.get(name)
+        if have == meaning:
+            return False
+        if have is not None:
+            raise ScratchError(f"cannot build the scratch module: `{name}` is both {have} and {meaning}")
+        self.bound[name] = meaning
+        return True
+
+    def add_module(self, pm: ParsedModule) -> None:
+        if pm.label not in self.files:
+            self.files.append(pm.label)
+            for line in _triton_imports(pm):
+                if line not in self.imports:
+                    self.imports.append(line)
+
+    def add_function(self, jit: JitFunction, pm: ParsedModule, alias: str | None = None) -> None:
+        key = f"{pm.facts.module_name}.{jit.qualname}"
+        if alias and alias != jit.name:
+            self.add_function(jit, pm)
+            if self.bind(alias, f"jit function {key}"):
+                self.constants.append(f"{alias} = {jit.name}")
+            return
+        if not self.bind(jit.name, f"jit function {key}") or key in self._done:
+            return
+        self._done.add(key)
+        self.add_module(pm)
+        self.functions.append((key, jit, pm))
+        self.resolve(_jit_only(jit, pm), pm, skip=jit.qualname)
+
+    def add_constant(self, name: str, pm: ParsedModule) -> None:
+        if not self.bind(name, f"constant {pm.facts.module_name}.{name}"):
+            return
+        value = pm.facts.constants[name]
+        stmt = _constant_stmt(pm, name)
+        value_node = stmt.value if stmt is not None else None
+        refs = global_refs(value_node, pm.names) if value_node is not None else []
+        portable = all(_is_triton(qn) or (qn == local and local in pm.facts.constants) for local, qn in refs)
+        if stmt is not None and portable:
+            for local, qn in refs:  # dependencies first: `B = A * 2` needs A
+                if not _is_triton(qn):
+                    self.add_constant(local, pm)
+            self.constants.append(_code(stmt).strip().rstrip(";"))
+        elif isinstance(value, _LITERALS) or (isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value)):
+            constexpr = stmt is not None and "constexpr" in _code(stmt)
+            self.constants.append(f"{name} = tl.constexpr({value!r})" if constexpr else f"{name} = {value!r}")
+        else:
+            self.missing.append(f"{pm.facts.module_name}.{name}")
+
+    def resolve(self, node: cst.CSTNode, pm: ParsedModule, skip: str) -> None:
+        for local, qn in global_refs(node, pm.names):
+            if qn == skip:
+                continue
+            if _is_triton(qn):
+                continue  # bound by the copied import lines (or absent: Triton names it)
+            own = pm.jit(qn)
+            if own is not None:
+                self.add_function(own, pm, alias=local if local != own.name else None)
+            elif qn == local and local in pm.facts.constants:
+                self.add_constant(local, pm)
+            elif (found := self.tree.jit_by_full_name(qn)) is not None:
+                self.add_function(found[0], found[1], alias=local)
+            elif qn not in self.missing:
+                self.missing.append(qn)
+
+    def render(self, kernel: JitFunction) -> ScratchModule:
+        lines = [HEADER.format(files=", ".join(self.files)), *self.imports, "", *self.constants, ""]
+        text = "\n".join(lines) + "\n"
+        spans: list[LineSpan] = []
+        # Helpers first, kernel last; order does not matter to Triton (globals resolve at compile time).
+        ordered = [f for f in self.functions if f[1] is not kernel] + [f for f in self.functions if f[1] is kernel]
+        for _, jit, pm in ordered:
+            fn_code = _code(_jit_only(jit, pm).with_changes(leading_lines=())).rstrip() + "\n"
+            base = text.count("\n") + 3  # two blank lines separate functions
+            def_offset = next(i for i, ln in enumerate(fn_code.splitlines()) if ln.lstrip().startswith(("def ", "async def ")))
+            spans.append(LineSpan(base + def_offset, base + fn_code.count("\n") - 1, pm.label, jit.line))
+            text += "\n\n" + fn_code
+        return ScratchModule(text, kernel.name, tuple(self.files), tuple(dict.fromkeys(self.missing)), tuple(spans))
+
+
+def build_scratch(tree: SourceTree, pm: ParsedModule, kernel: JitFunction) -> ScratchModule:
+    """The scratch module source for ``kernel`` of ``pm`` (its helpers may come from other files of ``tree``)."""
+    b = _Builder(tree)
+    b.add_module(pm)
+    b.add_function(kernel, pm)
+    return b.render(kernel)
+
+
+def find_kernel(pm: ParsedModule, name: str | None) -> JitFunction:
+    jits = pm.facts.jit_functions
+    if name is not None:
+        found = [j for j in jits if name in (j.name, j.qualname)]
+    else:
+        called = pm.facts.called_jit_names
+        found = [j for j in jits if j.full_name not in called] or list(jits)
+    if not found:
+        known = ", ".join(j.qualname for j in jits) or "none"
+        raise ScratchError(f"no Triton kernel {name!r} in {pm.label} (jit functions: {known})" if name
+                           else f"no Triton kernel in {pm.label}")
+    if len(found) > 1:
+        raise ScratchError(f"{pm.label} has several kernels ({', '.join(j.qualname for j in found)}): "
+                           f"pick one with {pm.label}::KERNEL")
+    return found[0]
+
+
+def source_tree_for(label: str) -> tuple[SourceTree, ParsedModule]:
+    """Parse FILE (as given on the command line) with helper lookup rooted at the cwd and the file's parents."""
+    file = Path(label)
+    if not file.is_file():
+        raise ScratchError(f"{label}: no such file")
+    roots = [Path.cwd(), *file.resolve().parents]
+    tree = SourceTree(list(dict.fromkeys(roots)))
+    return tree, tree.load(label, file)
