@@ -2,42 +2,35 @@
 from __future__ import annotations
 
 import os
-import re
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from kernlint.analysis.configs import config_points
-from kernlint.analysis.estimate import KernelEstimate, estimate
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
-from kernlint.frontend.facts import JitFunction, LaunchSite, ModuleFacts
-from kernlint.frontend.kernels import collect_module_facts
-from kernlint.frontend.parse import ParseFailure, parse_bytes
-from kernlint.frontend.static_eval import StaticEvaluator
-from kernlint.hardware.specs import GpuSpec, resolve_targets
-from kernlint.ir.lower import HelperIndex, Lowerer, ModuleRef
-from kernlint.registry import select_rules
-from kernlint.rule import FileContext, KernelAnalysis
+from kernlint.settings import Settings
+from kernlint.suppression import NOQA
+
+# The engine (libcst frontend, IR, analyses, rules) is imported inside the functions that use it: importing
+# this module must stay cheap, because reporters import `LintResult` from here and a warm-cache
+# `kernlint check` never needs the engine (cold-start budget, DESIGN.md §11).
+if TYPE_CHECKING:
+    from kernlint.analysis.estimate import KernelEstimate
+    from kernlint.frontend.facts import JitFunction, LaunchSite, ModuleFacts
+    from kernlint.frontend.parse import ParseFailure
+    from kernlint.hardware.specs import GpuSpec
+    from kernlint.ir.lower import HelperIndex, ModuleRef
+    from kernlint.rule import KernelAnalysis, Rule
+
+__all__ = ["NOQA", "FileResult", "LintResult", "PathError", "Settings", "lint_paths", "lint_source", "lint_sources"]
 
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox",
              ".mypy_cache", ".pytest_cache", ".kernlint_cache", ".eggs"}
-NOQA = re.compile(r"#\s*kernlint:\s*noqa(?:\[(?P<codes>[A-Za-z0-9_,\s]+)\])?", re.IGNORECASE)
 
 
 class PathError(Exception):
     """A path given on the command line does not exist (exit code 2)."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    targets: tuple[str, ...] = ("h100",)
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    cli_configs: tuple[dict[str, Any], ...] = ()
-    arg_types: dict[str, str] = field(default_factory=dict)   # param name (or "*") → "*fp16", "i32", "1"
-    default_pointee: str = "fp16"
 
 
 @dataclass
@@ -46,6 +39,17 @@ class FileResult:
     diagnostics: list[Diagnostic]
     kernels: list[KernelAnalysis]
     internal_error: str | None = None
+    warnings: list[str] = field(default_factory=list)    # e.g. unknown codes in noqa comments
+    # Set when the result came from the cache, which keeps diagnostics but not the kernels' estimates.
+    cached_counts: tuple[int, int] | None = None         # (kernels, estimates)
+
+    @property
+    def kernel_count(self) -> int:
+        return self.cached_counts[0] if self.cached_counts else len(self.kernels)
+
+    @property
+    def estimate_count(self) -> int:
+        return self.cached_counts[1] if self.cached_counts else sum(len(k.estimates) for k in self.kernels)
 
 
 @dataclass
@@ -55,6 +59,18 @@ class LintResult:
     @property
     def diagnostics(self) -> list[Diagnostic]:
         return [d for f in self.files for d in f.diagnostics]
+
+    @property
+    def kernel_count(self) -> int:
+        return sum(f.kernel_count for f in self.files)
+
+    @property
+    def estimate_count(self) -> int:
+        return sum(f.estimate_count for f in self.files)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(dict.fromkeys(w for f in self.files for w in f.warnings))
 
     @property
     def internal_errors(self) -> list[str]:
@@ -76,6 +92,7 @@ class _Parsed:
     failure: ParseFailure | None
     facts: ModuleFacts | None
     module: ModuleRef | None
+    crash: str | None = None
 
 
 def discover(paths: Iterable[str]) -> list[str]:
@@ -94,6 +111,10 @@ def discover(paths: Iterable[str]) -> list[str]:
 
 
 def _parse(path: str, data: bytes) -> _Parsed:
+    from kernlint.frontend.kernels import collect_module_facts
+    from kernlint.frontend.parse import ParseFailure, parse_bytes
+    from kernlint.ir.lower import ModuleRef
+
     parsed = parse_bytes(data)
     if isinstance(parsed, ParseFailure):
         return _Parsed(path, data, None, parsed, None, None)
@@ -113,6 +134,12 @@ def _is_kernel(jit: JitFunction, launched: bool, called: set[str]) -> bool:
 
 def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, launches: list[LaunchSite],
                    targets: tuple[GpuSpec, ...], settings: Settings) -> KernelAnalysis:
+    from kernlint.analysis.configs import config_points
+    from kernlint.analysis.estimate import estimate
+    from kernlint.frontend.static_eval import StaticEvaluator
+    from kernlint.ir.lower import Lowerer
+    from kernlint.rule import KernelAnalysis
+
     arg_types = {k: v for k, v in settings.arg_types.items() if k != "*"}
     pointee = settings.arg_types.get("*", settings.default_pointee).lstrip("*")
     ir = Lowerer(jit, module, helpers, arg_types, pointee).lower()
@@ -123,44 +150,13 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
     return KernelAnalysis(jit, ir, tuple(points), tuple(estimates))
 
 
-def _noqa(lines: list[str]) -> tuple[dict[int, set[str] | None], set[str] | None]:
-    """Per-line suppressions (None = all codes) and file-level ones (comment-only lines)."""
-    per_line: dict[int, set[str] | None] = {}
-    file_level: set[str] | None = set()
-    for i, line in enumerate(lines, start=1):
-        if "noqa" not in line:
-            continue
-        m = NOQA.search(line)
-        if not m:
-            continue
-        codes = {c.strip().upper() for c in m.group("codes").split(",") if c.strip()} if m.group("codes") else None
-        if line.strip().startswith("#"):
-            if codes is None:
-                file_level = None
-            elif file_level is not None:
-                file_level |= codes
-        else:
-            per_line[i] = codes
-    return per_line, (file_level if file_level is None or file_level else set())
-
-
-def _suppressed(d: Diagnostic, per_line: dict[int, set[str] | None], file_level: set[str] | None,
-                kernel_lines: dict[str, int]) -> bool:
-    if file_level is None or d.code in file_level:
-        return True
-    lines = [d.span.start.line]
-    if d.kernel and d.kernel in kernel_lines:
-        lines.append(kernel_lines[d.kernel])
-    for line in lines:
-        if line in per_line:
-            codes = per_line[line]
-            if codes is None or d.code in codes:
-                return True
-    return False
-
-
 def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], module_launches: dict[str, list[LaunchSite]],
               called: set[str], targets: tuple[GpuSpec, ...], settings: Settings) -> FileResult:
+    from kernlint import suppression
+    from kernlint.registry import all_rules, select_rules
+    from kernlint.rule import FileContext
+
+    settings = settings.for_file(p.path)   # per-file-ignores
     lines = p.text.splitlines() if p.text is not None else []
     ctx = FileContext(p.path, lines, targets, parse_failure=p.failure)
     if p.facts is not None and p.module is not None:
@@ -168,21 +164,41 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
             sites = _launches_for(jit, launches, module_launches)
             if _is_kernel(jit, bool(sites), called):
                 ctx.kernels.append(analyse_kernel(jit, p.module, helpers, sites, targets, settings))
-    diagnostics: list[Diagnostic] = []
-    for rule_cls in select_rules(settings.select, settings.ignore):
-        diagnostics.extend(rule_cls().check(ctx))
-    per_line, file_level = _noqa(lines)
-    kernel_lines = {k.jit.qualname: k.jit.decorator_line for k in ctx.kernels}
-    kept = [d for d in dict.fromkeys(diagnostics) if not _suppressed(d, per_line, file_level, kernel_lines)]
+    enabled = select_rules(*settings.rule_filter())
+    diagnostics = _run_rules(enabled, ctx)
+
+    def run_extra(codes: tuple[str, ...] | None) -> list[Diagnostic]:
+        ran = set(enabled)
+        return _run_rules([r for r in select_rules(codes or ()) if r not in ran], ctx)
+
+    def report_unused(found: list[suppression.Unused]) -> list[Diagnostic]:
+        rule = next(r for r in enabled if r.CODE == suppression.UNUSED_CODE)
+        return rule().report(ctx, found)  # type: ignore[attr-defined, no-any-return]
+
+    spans = [suppression.KernelSpan(k.jit.qualname, k.jit.name, k.jit.decorator_line, k.jit.line) for k in ctx.kernels]
+    kept, warnings = suppression.finish(list(dict.fromkeys(diagnostics)), lines, p.text or "", spans,
+                                        {r.CODE for r in enabled}, {r.CODE for r in all_rules()}, run_extra,
+                                        report_unused, p.path)
     kept.sort(key=Diagnostic.sort_key)
-    return FileResult(p.path, kept, ctx.kernels)
+    return FileResult(p.path, kept, ctx.kernels, warnings=warnings)
+
+
+def _run_rules(rules: Iterable[type[Rule]], ctx: object) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for rule_cls in rules:
+        found.extend(rule_cls().check(ctx))  # type: ignore[arg-type]
+    return found
 
 
 def lint_sources(sources: list[tuple[str, bytes | OSError]], settings: Settings | None = None) -> LintResult:
-    settings = settings or Settings()
-    targets = resolve_targets(settings.targets)
+    return LintResult(lint_parsed(parse_sources(sources), settings or Settings()))
+
+
+def parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
+    """Parse every file; a crash is recorded on the file (`crash`) so the other files still get linted."""
+    from kernlint.frontend.parse import ParseFailure
+
     parsed: list[_Parsed] = []
-    failures: dict[str, str] = {}
     for path, data in sources:
         if isinstance(data, OSError):
             parsed.append(_Parsed(path, b"", None, ParseFailure(f"cannot read file: {data.strerror}"), None, None))
@@ -190,8 +206,16 @@ def lint_sources(sources: list[tuple[str, bytes | OSError]], settings: Settings 
         try:
             parsed.append(_parse(path, data))
         except Exception as exc:  # never lose the other files
-            failures[path] = _crash(exc)
-            parsed.append(_Parsed(path, data, None, None, None, None))
+            parsed.append(_Parsed(path, data, None, None, None, None, _crash(exc)))
+    return parsed
+
+
+def lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None = None) -> list[FileResult]:
+    """Lint the parsed files (all, or the paths in `only`); every file in `parsed` is cross-file context:
+    its jit helpers, launch sites and calls. `runner` passes each file's dependencies as context."""
+    from kernlint.hardware.specs import resolve_targets
+
+    targets = resolve_targets(settings.targets)
     helpers: dict[str, tuple[JitFunction, ModuleRef]] = {}
     launches: list[LaunchSite] = []
     module_launches: dict[str, list[LaunchSite]] = {}
@@ -206,14 +230,16 @@ def lint_sources(sources: list[tuple[str, bytes | OSError]], settings: Settings 
         called |= p.facts.called_jit_names
     results: list[FileResult] = []
     for p in parsed:
-        if p.path in failures:
-            results.append(FileResult(p.path, [], [], failures[p.path]))
+        if only is not None and p.path not in only:
+            continue
+        if p.crash is not None:
+            results.append(FileResult(p.path, [], [], p.crash))
             continue
         try:
             results.append(_lint_one(p, helpers, launches, module_launches, called, targets, settings))
         except Exception as exc:
             results.append(FileResult(p.path, [_internal(p.path, exc)], [], _crash(exc)))
-    return LintResult(results)
+    return results
 
 
 def lint_paths(paths: Iterable[str], settings: Settings | None = None) -> LintResult:

@@ -4,9 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from kernlint import __version__
+
+if TYPE_CHECKING:
+    from kernlint.api import LintResult
+    from kernlint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -33,12 +37,24 @@ def build_parser() -> argparse.ArgumentParser:
     _common(check)
     check.add_argument("--select", default="", help="comma-separated code prefixes to enable (e.g. KL1,KL201)")
     check.add_argument("--ignore", default="", help="comma-separated code prefixes to disable")
-    check.add_argument("--output-format", choices=_formats(), default="full")
+    check.add_argument("--extend-select", default="", help="code prefixes to enable on top of `select`")
+    check.add_argument("--exclude", default=None, help="comma-separated globs to skip (replaces the configured list)")
+    check.add_argument("--extend-exclude", default=None, help="comma-separated globs to skip on top of `exclude`")
+    check.add_argument("--output-format", choices=_formats(), default=None,
+                       help="report format (default: `output-format` from pyproject.toml, else full)")
     check.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--no-color", action="store_true")
-    check.add_argument("--force-exclude", action="store_true", help="accepted for pre-commit compatibility")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply exclude to files passed explicitly too (pre-commit passes every changed file)")
+    check.add_argument("--stdin-filename", metavar="PATH", help="the name (and settings) for source read from `-`")
+    check.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: cores)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write .kernlint_cache")
+    check.add_argument("--cache-dir", default=None, metavar="DIR", help="cache directory (default .kernlint_cache)")
+    check.add_argument("--watch", action="store_true", help="re-lint whenever a file changes")
+    check.add_argument("--add-noqa", action="store_true", help="suppress every current finding with a noqa comment")
+    check.add_argument("--show-settings", action="store_true", help="print the resolved settings for the paths")
     explain = sub.add_parser("explain", help="per-config × per-target resource table of a kernel")
     explain.add_argument("kernel", metavar="FILE::KERNEL", help="FILE, or FILE::KERNEL to pick one kernel")
     _common(explain)
@@ -50,13 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     debug = sub.add_parser("debug", help="dump internals")
     debug.add_argument("--ir", metavar="FILE::KERNEL", required=True)
     _common(debug)
+    clean = sub.add_parser("clean", help="remove the cache directory (.kernlint_cache)")
+    clean.add_argument("--cache-dir", default=None, metavar="DIR")
     server = sub.add_parser("server", help="language server (LSP over stdio) for editors; needs kernlint[lsp]")
     server.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only transport)")
     server.add_argument("--debounce-ms", type=int, default=150, help="wait this long after a keystroke before re-linting")
     server.add_argument("--log-file", metavar="PATH", help="write the server log here instead of stderr")
-    from kernlint.calibrate.command import add_parser as add_calibrate  # argparse only; Triton loads lazily
-
-    add_calibrate(sub)
     return parser
 
 
@@ -95,14 +110,27 @@ def _formats() -> tuple[str, ...]:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from kernlint.api import lint_paths
+    # settings, cache, -j, stdin, --watch, --add-noqa and --show-settings live in kernlint.check_cmd
+    from kernlint import check_cmd
+
+    if args.show_settings:
+        return check_cmd.show_settings(args, out)
+    if args.add_noqa:
+        return check_cmd.add_noqa(args, out)
+    if args.watch:
+        return check_cmd.watch(args, lambda *r: _report(args, out, *r), out)
+    return _report(args, out, *check_cmd.lint(args))
+
+
+def _report(args: argparse.Namespace, out: TextIO, result: LintResult, settings: Settings,
+            stdin_lines: dict[str, list[str]]) -> int:
     from kernlint.hardware.specs import resolve_targets
     from kernlint.report import ReportContext, render
 
-    settings = _settings(args, select=_codes(args.select), ignore=_codes(args.ignore))
-    result = lint_paths(args.paths, settings)
+    args.output_format = args.output_format or settings.output_format
     ctx = ReportContext(targets=tuple(t.key for t in resolve_targets(settings.targets)),
                         color=False if args.no_color or args.output_file else None)
+    ctx._lines.update(stdin_lines)  # source read from stdin is not on disk
     try:
         sink = open(args.output_file, "w", encoding="utf-8", newline="") if args.output_file else out
     except OSError as exc:
@@ -195,13 +223,20 @@ def cmd_server(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_CLEAN
 
 
-def cmd_calibrate(args: argparse.Namespace, out: TextIO) -> int:
-    from kernlint.calibrate.command import run
+def cmd_clean(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.cache import clean
+    from kernlint.settings import Resolver
 
-    return run(args, out)
+    directory = args.cache_dir or Resolver().for_path(".").cache_dir
+    try:
+        removed = clean(directory)
+    except OSError as exc:
+        raise UsageError(str(exc)) from None
+    out.write(f"Removed {directory}\n" if removed else f"No cache at {directory}\n")
+    return EXIT_CLEAN
 
 
-COMMANDS = {"check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug, "server": cmd_server, "calibrate": cmd_calibrate}
+COMMANDS = {"clean": cmd_clean, "check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug, "server": cmd_server}
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
@@ -212,9 +247,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, which matches our tool-error code
         return int(exc.code or 0)
     from kernlint.api import PathError
+    from kernlint.check_cmd import CheckError
+    from kernlint.settings import SettingsError
 
     try:
         return COMMANDS[args.command](args, out)
-    except (UsageError, PathError) as exc:
+    except (UsageError, PathError, CheckError, SettingsError) as exc:
         sys.stderr.write(f"kernlint: error: {exc}\n")
         return EXIT_ERROR

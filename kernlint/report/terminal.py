@@ -56,8 +56,7 @@ def _summary(result: LintResult, console: Console) -> None:
     for err in result.internal_errors:
         console.print(Text(f"error: {err}", style="bold red"))
     diags = result.diagnostics
-    kernels = sum(len(f.kernels) for f in result.files)
-    estimates = sum(len(k.estimates) for f in result.files for k in f.kernels)
+    kernels, estimates = result.kernel_count, result.estimate_count  # also right for cached results
     if not diags:
         console.print(Text(f"All checks passed: {len(result.files)} file(s), {kernels} kernel(s), "
                            f"{estimates} estimate(s).", style="green"))

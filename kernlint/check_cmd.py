@@ -1,0 +1,194 @@
+"""The work behind `kernlint check` between argument parsing and reporting: settings, cache, `-j`,
+stdin, `--show-settings`, `--add-noqa`, `--watch`. Imported on the cold path: no engine imports here."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from kernlint.api import LintResult
+from kernlint.settings import Overrides, Resolver, Settings, SettingsError, unknown_codes
+
+# Formats that only need diagnostics and counts, which the cache keeps. Any other format (json, junit,
+# markdown, and formats added later) gets the kernels' estimates: linted in-process, cache bypassed.
+DIAGNOSTICS_ONLY = {"full", "concise", "github", "json-lines", "gitlab", "rdjson", "sarif"}
+
+
+class CheckError(Exception):
+    """Bad usage or configuration (exit code 2)."""
+
+
+def _codes(text: str | None) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in (text or "").split(",") if c.strip())
+
+
+def overrides(args: argparse.Namespace) -> Overrides:
+    configs = None
+    if getattr(args, "config", None):
+        from kernlint.analysis.configs import parse_config_option  # only when --config is given
+
+        try:
+            configs = tuple(parse_config_option(c) for c in args.config)
+        except ValueError as exc:
+            raise CheckError(str(exc)) from None
+    arg_types: dict[str, str] = {}
+    for item in getattr(args, "arg", []) or []:
+        if "=" not in item:
+            raise CheckError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
+        name, value = item.split("=", 1)
+        arg_types[name.strip()] = value.strip()
+    targets = tuple(t.strip() for spec in getattr(args, "target", []) or [] for t in spec.split(",") if t.strip())
+    return Overrides(
+        select=_codes(args.select) if getattr(args, "select", "") else None,
+        ignore=_codes(getattr(args, "ignore", "")), extend_select=_codes(getattr(args, "extend_select", "")),
+        targets=targets or None, cli_configs=configs, arg_types=arg_types,
+        exclude=_codes_raw(getattr(args, "exclude", None)), extend_exclude=_codes_raw(getattr(args, "extend_exclude", None)) or (),
+        output_format=getattr(args, "output_format", None), cache_dir=getattr(args, "cache_dir", None))
+
+
+def _codes_raw(text: str | None) -> tuple[str, ...] | None:
+    return tuple(p.strip() for p in text.split(",") if p.strip()) if text else None
+
+
+def resolver(args: argparse.Namespace) -> Resolver:
+    try:
+        r = Resolver(overrides(args), getattr(args, "config_file", None), getattr(args, "isolated", False))
+        r.check_overrides()
+    except SettingsError as exc:
+        raise CheckError(str(exc)) from None
+    return r
+
+
+def known_codes(settings: Settings, use_cache: bool) -> set[str]:
+    """Every rule code; remembered in the cache so a warm run never imports the rules (and libcst)."""
+    from kernlint.cache import Cache, model_hash
+
+    cache = Cache(settings.cache_dir) if use_cache else None
+    got = cache.get("meta", "codes-" + model_hash()) if cache else None
+    if got is None:
+        from kernlint.registry import all_rules
+
+        got = sorted(r.CODE for r in all_rules())
+        if cache:
+            cache.put("meta", "codes-" + model_hash(), got)
+    return set(got)
+
+
+def _warn_unknown(settings: Settings, use_cache: bool, err: TextIO) -> None:
+    requested = {*settings.select, *settings.ignore, *settings.extend_select,
+                 *(c for _, codes in settings.per_file_ignores for c in codes)}
+    if not requested:
+        return
+    for code in unknown_codes(tuple(sorted(requested)), known_codes(settings, use_cache)):
+        err.write(f"kernlint: warning: unknown rule code or prefix {code!r} in select/ignore "
+                  f"({settings.source or 'command line'}); it selects nothing\n")
+
+
+def lint(args: argparse.Namespace, err: TextIO | None = None,
+         stats: object | None = None) -> tuple[LintResult, Settings, dict[str, list[str]]]:
+    """Lint what `args` names; returns the result, the settings for the report, and stdin's lines."""
+    from kernlint.runner import Options, RunStats, run
+
+    err = err or sys.stderr
+    res = resolver(args)
+    paths = list(args.paths) or ["."]
+    stdin: tuple[str, bytes] | None = None
+    lines: dict[str, list[str]] = {}
+    if "-" in paths:
+        name = args.stdin_filename or "<stdin>"
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        stdin = (name, data)
+        lines[name] = data.decode("utf-8", errors="replace").splitlines()
+    elif args.stdin_filename and not args.paths:
+        raise CheckError("--stdin-filename needs `-` as the path to read the file from stdin")
+    first = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
+    try:
+        report_settings = res.for_path(first)
+    except SettingsError as exc:
+        raise CheckError(str(exc)) from None
+    fmt = args.output_format or report_settings.output_format
+    options = Options(jobs=args.jobs or os.cpu_count() or 1, cache=not args.no_cache,
+                      force_exclude=args.force_exclude, need_estimates=fmt not in DIAGNOSTICS_ONLY, stdin=stdin)
+    try:
+        _warn_unknown(report_settings, options.cache, err)
+        result = run(paths, res, options, stats if stats is not None else RunStats())  # type: ignore[arg-type]
+    except SettingsError as exc:
+        raise CheckError(str(exc)) from None
+    for warning in result.warnings:
+        err.write(f"kernlint: warning: {warning}\n")
+    return result, report_settings, lines
+
+
+def show_settings(args: argparse.Namespace, out: TextIO) -> int:
+    res = resolver(args)
+    targets = [p for p in args.paths if p != "-"] or ["."]
+    try:
+        for path in targets:
+            settings = res.for_path(path)
+            out.write(f"# {path}\n" + settings.for_file(path).describe())
+    except SettingsError as exc:
+        raise CheckError(str(exc)) from None
+    return 0
+
+
+def add_noqa(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.add_noqa import add_noqa as insert
+
+    args.no_cache = True  # the edit must see current findings, and the edited files change anyway
+    result, _, _ = lint(args)
+    changed = insert(result)
+    total = sum(changed.values())
+    out.write(f"Added {total} noqa directive{'' if total == 1 else 's'} in {len(changed)} file(s).\n")
+    return 2 if result.internal_errors else 0
+
+
+def _mtimes(args: argparse.Namespace) -> dict[str, float]:
+    from kernlint.runner import discover
+
+    found: dict[str, float] = {}
+    try:
+        for f in discover([p for p in args.paths if p != "-"] or ["."], resolver(args), args.force_exclude):
+            try:
+                found[f] = os.stat(f).st_mtime_ns
+            except OSError:
+                found[f] = -1
+    except Exception:  # a path vanished between polls: report it on the next lint
+        pass
+    for name in ("pyproject.toml",):  # settings changes re-lint too
+        p = Path(name)
+        if p.is_file():
+            found[str(p)] = p.stat().st_mtime_ns
+    return found
+
+
+def watch(args: argparse.Namespace, report: Callable[[LintResult, Settings, dict[str, list[str]]], int],
+          out: TextIO, interval: float = 0.5, iterations: int | None = None,
+          sleep: Callable[[float], None] = time.sleep) -> int:
+    """Lint, then re-lint whenever a file's mtime changes (the cache keeps unchanged files cheap).
+    `iterations` bounds the number of polls (tests); Ctrl-C ends the loop with exit code 0."""
+    code = 0
+    try:
+        seen = _mtimes(args)
+        code = report(*lint(args))
+        out.write("[kernlint] watching for changes (Ctrl-C to stop)\n")
+        polls = 0
+        while iterations is None or polls < iterations:
+            sleep(interval)
+            polls += 1
+            now = _mtimes(args)
+            if now != seen:
+                changed = sorted(p for p in now.keys() | seen.keys() if now.get(p) != seen.get(p))
+                seen = now
+                out.write(f"[kernlint] {len(changed)} file(s) changed: {', '.join(changed[:5])}\n")
+                try:
+                    code = report(*lint(args))
+                except CheckError as exc:  # e.g. a half-edited pyproject.toml: say so, keep watching
+                    sys.stderr.write(f"kernlint: error: {exc}\n")
+                    code = 2
+    except KeyboardInterrupt:
+        return 0
+    return code

@@ -1,0 +1,79 @@
+"""ruff-like CLI behaviour: stdin, --extend-select, -j, --watch, and the cold path's imports."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernlint import check_cmd
+from kernlint.cli import build_parser, main
+
+KERNEL = (Path(__file__).parent / "test_settings.py").read_text().split("BAD_BLOCK = '''")[1].split("'''")[0]
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def test_stdin_with_filename_uses_that_files_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\ntargets = ["b200"]\n')
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(KERNEL.encode())))
+    out = io.StringIO()
+    code = main(["check", "-", "--stdin-filename", "pkg/k.py", "--output-format", "json-lines"], out)
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert code == 1 and rows and all(r["filename"].endswith("k.py") for r in rows)
+    assert any(r["code"] == "KL301" and r["location"]["row"] == 13 for r in rows)
+    assert not (tmp_path / "pkg").exists()
+
+
+def test_full_format_shows_stdin_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(KERNEL.encode())))
+    out = io.StringIO()
+    main(["check", "-", "--no-color"], out)
+    assert "<stdin>:13:" in out.getvalue() and "BLOCK=1000" in out.getvalue()
+
+
+def test_watch_relints_changed_files(tmp_path: Path) -> None:
+    f = tmp_path / "k.py"
+    f.write_text(KERNEL)
+    args = build_parser().parse_args(["check", ".", "--output-format", "concise", "--watch"])
+    out = io.StringIO()
+    codes: list[int] = []
+
+    def report(result, settings, lines) -> int:  # type: ignore[no-untyped-def]
+        codes.append(result.exit_code())
+        return codes[-1]
+
+    def fix_file(_: float) -> None:
+        if len(codes) == 1:
+            f.write_text(KERNEL.replace("BLOCK=1000", "BLOCK=1024"))
+
+    assert check_cmd.watch(args, report, out, interval=0, iterations=2, sleep=fix_file) == 0
+    assert codes == [1, 0] and "1 file(s) changed: k.py" in out.getvalue()
+
+
+def test_cold_path_never_imports_gpu_or_editor_stacks(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(KERNEL)
+    probe = ("import sys, io\nfrom kernlint.cli import main\n"
+             "for _ in range(2): main(['check', 'k.py', '--exit-zero'], io.StringIO())\n"
+             "print(sorted(m for m in ('triton', 'torch', 'pygls', 'lsprotocol', 'libcst') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    # the second (warm-cache) run must not even need libcst, but the first one parsed the file
+    assert out.strip() == "['libcst']"
+    warm = ("import sys, io\nfrom kernlint.cli import main\nmain(['check', 'k.py', '--exit-zero'], io.StringIO())\n"
+            "print(sorted(m for m in ('triton', 'torch', 'pygls', 'lsprotocol', 'libcst') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", warm], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_benchmark_smoke() -> None:
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, str(root / "benchmarks" / "cli_speed.py"), "--files", "20", "--repeat", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "cold start" in out.stdout and "warm cache, 20 files" in out.stdout
