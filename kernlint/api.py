@@ -164,6 +164,9 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
             sites = _launches_for(jit, launches, module_launches)
             if _is_kernel(jit, bool(sites), called):
                 ctx.kernels.append(analyse_kernel(jit, p.module, helpers, sites, targets, settings))
+        from kernlint.frontend.helion_configs import analyse_helion_file  # @helion.kernel: same rules
+
+        ctx.kernels.extend(analyse_helion_file(p.path, p.text, targets, settings))
     enabled = select_rules(*settings.rule_filter())
     diagnostics = _run_rules(enabled, ctx)
 

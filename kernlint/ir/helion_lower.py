@@ -1,0 +1,483 @@
+"""Lower a Helion kernel's device loops into the same KernelIR as a Triton kernel.
+
+Helion turns the outermost `hl.tile`/`hl.grid` loop into the launch grid and nested `hl.tile` loops into
+`tl.range` loops; tensor subscripts become pointer loads/stores (`indexing="pointer"`, Helion's
+default). A tile's shape is its block-size symbol: `block_size_<i>` for the i-th `hl.tile` dimension
+without a fixed `block_size=` (Helion allocates block ids in the order `hl.tile` is first traced —
+`CompileEnvironment.allocate_block_size` uses `len(self.block_sizes)` and `TileIndexType.allocate`
+appends the matching `BlockSizeSpec`, helion/_compiler/compile_environment.py and type_info.py), so
+`helion.Config.block_sizes[i]` binds `block_size_<i>`. A full-extent slice `x[tile, :]` becomes a
+reduction dimension `rdim_<j>`: `next_power_of_2(extent)` wide when persistent, `reduction_loops[j]` wide
+when Helion loops over it. Host code is read only for extents, allocations and block-size registration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from kernlint.frontend.helion import HelionKernel
+from kernlint.ir import tl_calls
+from kernlint.ir.helion_ops import device_call
+from kernlint.ir.lower import CV, DT, Lowerer, ModuleRef, Tup
+from kernlint.ir.nodes import KernelIR, Region, Value
+from kernlint.ir.symbolic import Const, Expr, Sym, Unknown
+
+TILE_FN = "helion.language.tile"
+GRID_FN = "helion.language.grid"
+TORCH_DTYPES = {
+    "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+    "float64": "fp64", "double": "fp64", "int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32",
+    "int": "i32", "int64": "i64", "long": "i64", "bool": "i1", "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
+_ALLOC = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+          "empty_strided", "new_empty", "new_zeros", "new_ones", "new_full"}
+
+
+@dataclass(frozen=True, slots=True)
+class HTensor:
+    """A host tensor seen from device code: a pointer parameter of the generated Triton kernel."""
+
+    name: str
+    ptr: Value
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class HTile:
+    key: int
+    block: Expr            # Sym("block_size_0"), Const(64) for a fixed block_size, or Sym("rdim_0")
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    symbol: str
+    line: int
+    extent: str            # source text of the tiled extent, for messages
+    fixed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RDim:
+    symbol: str
+    extent: Expr
+    extent_text: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class HelionIR(KernelIR):
+    slots: tuple[Slot, ...] = ()          # every hl.tile dimension in allocation order (fixed ones too)
+    rdims: tuple[RDim, ...] = ()
+    extents: tuple[str, ...] = field(default=())   # host-side size symbols (`m`, `x.size(1)`)
+
+    @property
+    def tunable_slots(self) -> tuple[Slot, ...]:
+        return tuple(s for s in self.slots if s.fixed is None)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class HelionLowerer(Lowerer):
+    def __init__(self, kernel: HelionKernel, module: ModuleRef, arg_types: dict[str, str],
+                 default_pointee: str = "fp16") -> None:
+        super().__init__(kernel, module, {}, arg_types, default_pointee)
+        self.kernel = kernel
+        self.slots: list[Slot] = []
+        self.rdims: dict[str, RDim] = {}
+        self.extents: dict[str, Expr] = {}
+        self.dims: dict[str, dict[int, Expr]] = {}      # tensor name → known extents per dim
+        self.index_cache: dict[tuple[int, int], tuple[Value, Value, list[Any]]] = {}
+        self.device = 0
+        self.tiles = 0
+
+    # -- symbols ------------------------------------------------------------------------------------
+    def new_slot(self, line: int, extent: str, fixed: int | None = None) -> Expr:
+        index = len([s for s in self.slots if s.fixed is None])
+        symbol = f"block_size_{index}" if fixed is None else f"fixed_{len(self.slots)}"
+        self.slots.append(Slot(symbol, line, extent, fixed))
+        return Const(fixed) if fixed is not None else Sym(symbol)
+
+    def extent_sym(self, name: str) -> Expr:
+        self.extents.setdefault(name, Sym(name))
+        return self.extents[name]
+
+    def rdim_for(self, extent: Expr, line: int) -> Expr:
+        text = str(extent)
+        if text not in self.rdims:
+            self.rdims[text] = RDim(f"rdim_{len(self.rdims)}", extent, text, line)
+        return Sym(self.rdims[text].symbol)
+
+    def tensor_dim(self, t: HTensor, axis: int) -> Expr:
+        dims = self.dims.setdefault(t.name, {})
+        if axis not in dims:
+            dims[axis] = self.extent_sym(f"{t.name}.size({axis})")
+        return dims[axis]
+
+    # -- entry ----------------------------------------------------------------------------------------
+    def lower(self) -> HelionIR:
+        env: dict[str, Any] = {}
+        for p in self.kernel.params:
+            ann = p.annotation or ""
+            if ann in ("int", "builtins.int"):
+                env[p.name] = CV(self.extent_sym(p.name))
+            elif ann in ("float", "bool"):
+                env[p.name] = self.emit("param", (), self.kernel.line,
+                                        self.new_value((), "fp32" if ann == "float" else "i1", p.name), index=p.index)
+            elif "Callable" in ann:
+                env[p.name] = Unknown(f"callable argument `{p.name}`")
+            else:
+                env[p.name] = self.new_tensor(p.name, self.kernel.line, None)
+        self.run_host(self.kernel.node.body, env)
+        if not self.tiles:
+            self.note(self.kernel.line, "a Helion kernel without an `hl.tile`/`hl.grid` device loop")
+        self.unmodelled.sort(key=lambda u: u.line)
+        symbols = tuple(dict.fromkeys([s.symbol for s in self.slots if s.fixed is None]
+                                      + [r.symbol for r in self.rdims.values()]))
+        pointers = {k: v for k, v in self.pointer_types.items()}
+        return HelionIR(self.kernel.qualname, Region(tuple(self.blocks[0])), symbols, pointers,
+                        tuple(dict.fromkeys(self.assumptions)), tuple(self.unmodelled), self.next_id,
+                        dict(self.value_names), tuple(self.slots), tuple(self.rdims.values()),
+                        tuple(self.extents))
+
+    pointer_types: dict[str, str]
+
+    def new_tensor(self, name: str, line: int, dtype: str | None) -> HTensor:
+        if not hasattr(self, "pointer_types"):
+            self.pointer_types = {}
+        spec = self.arg_types.get(name)
+        if dtype is None and spec is not None and spec.startswith("*"):
+            dtype = spec[1:].split(":")[0]
+        if dtype is None:
+            dtype = self.default_pointee
+            self.assumptions.append(f"{name}: *{dtype} (default tensor dtype; --arg {name}=*bf16 to change)")
+        self.pointer_types[name] = dtype
+        ptr = self.emit("param", (), line, self.new_value((), f"ptr<{dtype}>", name), index=len(self.pointer_types))
+        assert ptr is not None
+        return HTensor(name, ptr, dtype)
+
+    # -- host code ------------------------------------------------------------------------------------
+    def run_host(self, body: cst.BaseSuite, env: dict[str, Any]) -> None:
+        statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for stmt in statements:
+            if isinstance(stmt, cst.For) and self.loop_kind(stmt.iter):
+                self.grid_loop(stmt, env)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        for target in targets:
+                            self.host_assign(target, small.value, env)
+            elif isinstance(stmt, (cst.If, cst.With, cst.For, cst.While, cst.Try)):
+                # Host control flow: device loops inside it still become kernels (both branches analysed).
+                for sub in _suites(stmt):
+                    self.run_host(sub, env)
+
+    def host_assign(self, target: cst.BaseExpression, value: cst.BaseExpression, env: dict[str, Any]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and _is_size_call(value):
+            base = value.func.value if isinstance(value, cst.Call) else value.value  # type: ignore[attr-defined]
+            t = env.get(base.value) if isinstance(base, cst.Name) else None
+            for axis, el in enumerate(target.elements):
+                if isinstance(el.value, cst.Name) and isinstance(t, HTensor):
+                    dims = self.dims.setdefault(t.name, {})
+                    dims.setdefault(axis, self.extent_sym(el.value.value))
+                    env[el.value.value] = CV(dims[axis])
+            return
+        result = self.host_expr(value, env)
+        if isinstance(target, cst.Name):
+            if isinstance(result, CV) and isinstance(result.expr, Sym) and result.expr.name in self.extents \
+                    and "." in result.expr.name:
+                # `n = x.size(1)`: name the extent after the host variable, as users think of it.
+                old = result.expr.name
+                new = self.extent_sym(target.value)
+                for dims in self.dims.values():
+                    for axis, d in dims.items():
+                        if d == Sym(old):
+                            dims[axis] = new
+                del self.extents[old]
+                result = CV(new)
+            env[target.value] = result
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(result, Tup):
+            for el, item in zip(target.elements, result.items):
+                if isinstance(el.value, cst.Name):
+                    env[el.value.value] = item
+
+    def host_expr(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
+        line = self.line(node)
+        if _is_size_call(node):
+            call_base = node.func.value if isinstance(node, cst.Call) else node.value  # type: ignore[attr-defined]
+            t = self.expr(call_base, env)
+            axis = _size_axis(node)
+            if isinstance(t, HTensor) and axis is not None:
+                return CV(self.tensor_dim(t, axis))
+            return Unknown("size")
+        if isinstance(node, cst.Call):
+            names = self.module.names.qualnames(node.func)
+            short = {n.rpartition(".")[2] for n in names}
+            if "helion.language.specialize" in names and node.args:
+                self.assumptions.append(f"hl.specialize at line {line}: value fixed when Helion compiles, "
+                                        "unknown to kernlint (pass it with --config NAME=VALUE)")
+                return self.host_expr(node.args[0].value, env)
+            if "helion.language.register_block_size" in names:
+                return CV(self.new_slot(line, "hl.register_block_size"))
+            method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+            if any(n.startswith("torch.") for n in names) and short & _ALLOC or method in _ALLOC:
+                return self.allocation(node, env, method if method in _ALLOC and not names else None)
+            return Unknown("host call")
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+            return self.host_expr(node, env) if False else self._shape_index(node, env)
+        return self.expr(node, env)
+
+    def _shape_index(self, node: cst.Subscript, env: dict[str, Any]) -> Any:
+        t = self.expr(node.value.value, env)  # type: ignore[attr-defined]
+        axis = _size_axis(node)
+        return CV(self.tensor_dim(t, axis)) if isinstance(t, HTensor) and axis is not None else Unknown("shape")
+
+    def allocation(self, node: cst.Call, env: dict[str, Any], method: str | None) -> Any:
+        line = self.line(node)
+        like: HTensor | None = None
+        if method is not None and isinstance(node.func, cst.Attribute):
+            base = self.expr(node.func.value, env)
+            like = base if isinstance(base, HTensor) else None
+        elif node.args and node.args[0].keyword is None:
+            first = self.expr(node.args[0].value, env)
+            like = first if isinstance(first, HTensor) else None
+        dtype_kw = next((a.value for a in node.args if a.keyword and a.keyword.value == "dtype"), None)
+        dt = self.expr(dtype_kw, env) if dtype_kw is not None else None
+        dtype = dt.dtype if isinstance(dt, DT) else like.dtype if like is not None else None
+        name = f"alloc@{line}"
+        t = self.new_tensor(name, line, dtype)
+        if like is not None:
+            self.dims[name] = dict(self.dims.get(like.name, {}))
+        elif node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+            shape = self.expr(node.args[0].value, env)
+            if isinstance(shape, Tup):
+                self.dims[name] = {i: d.expr for i, d in enumerate(shape.items) if isinstance(d, CV)}
+        return t
+
+    # -- device loops ---------------------------------------------------------------------------------
+    def loop_kind(self, it: cst.BaseExpression) -> str | None:
+        if isinstance(it, cst.Call):
+            names = self.module.names.qualnames(it.func)
+            if TILE_FN in names or "helion.language.loops.tile" in names:
+                return "tile"
+            if GRID_FN in names or "helion.language.loops.grid" in names:
+                return "grid"
+        return None
+
+    def loop_targets(self, stmt: cst.For, env: dict[str, Any]) -> list[Any]:
+        """Allocate the tiles (or grid indices) of `for a, b in hl.tile([m, n], block_size=...)`."""
+        call = stmt.iter
+        assert isinstance(call, cst.Call)
+        kind = self.loop_kind(call)
+        positional = [a for a in call.args if a.keyword is None]
+        block_kw = next((a.value for a in call.args if a.keyword and a.keyword.value == "block_size"), None)
+        if len(positional) >= 3 and block_kw is None:
+            block_kw = positional[2].value
+        ends = positional[1].value if len(positional) >= 2 else positional[0].value if positional else None
+        end_nodes = list(ends.elements) if isinstance(ends, (cst.List, cst.Tuple)) else [ends]
+        blocks: list[Any] = []
+        if block_kw is not None:
+            bk = self.expr(block_kw, env)
+            blocks = list(bk.items) if isinstance(bk, Tup) else [bk]
+        out: list[Any] = []
+        line = self.line(stmt)
+        for i, el in enumerate(end_nodes):
+            node = el.value if isinstance(el, cst.Element) else el
+            text = _code(node) if node is not None else "?"
+            if kind == "grid":
+                out.append(self.emit("program_id", (), line, self.new_value((), "i32", text)))
+                continue
+            given = blocks[i] if i < len(blocks) else blocks[0] if len(blocks) == 1 else None
+            fixed = given.expr.evaluate({}) if isinstance(given, CV) else None
+            if isinstance(given, CV) and isinstance(given.expr, Sym):
+                block: Expr = given.expr  # a block size from hl.register_block_size
+            elif isinstance(fixed, int) and not isinstance(fixed, bool):
+                block = self.new_slot(line, text, fixed)
+            else:
+                if given is not None and not isinstance(given, CV) and not (isinstance(given, CV)):
+                    self.note(line, f"`block_size={_code(block_kw)}` not understood")  # type: ignore[arg-type]
+                block = self.new_slot(line, text)
+            self.tiles += 1
+            out.append(HTile(self.tiles, block, text))
+        return out
+
+    def bind_targets(self, target: cst.BaseExpression, items: list[Any], env: dict[str, Any]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el, item in zip(target.elements, items):
+                if isinstance(el.value, cst.Name):
+                    env[el.value.value] = item
+        elif isinstance(target, cst.Name):
+            env[target.value] = items[0] if len(items) == 1 else Tup(tuple(items))
+
+    def grid_loop(self, stmt: cst.For, env: dict[str, Any]) -> None:
+        """The outermost device loop is the launch grid: its body is the kernel body, not a loop."""
+        body_env = dict(env)
+        self.bind_targets(stmt.target, self.loop_targets(stmt, body_env), body_env)
+        self.device += 1
+        try:
+            self.run_body(stmt.body, body_env)
+        finally:
+            self.device -= 1
+
+    def for_statement(self, stmt: cst.For, env: dict[str, Any]) -> None:
+        if self.loop_kind(stmt.iter) is None:
+            super().for_statement(stmt, env)
+            return
+        self.tiles += 0
+        self.bind_targets(stmt.target, self.loop_targets(stmt, env), env)
+        self.loop(stmt, env, None, stmt.body, kind="tl.range", num_stages=None, bounds=[])
+
+    # -- device expressions ---------------------------------------------------------------------------
+    def expr(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
+        if isinstance(node, cst.Subscript):
+            base = self.expr(node.value, env)
+            if isinstance(base, HTensor):
+                return self.load(base, node, env)
+            if isinstance(base, Tup) or isinstance(base, Value):
+                return tl_calls.subscript(self, node, env)
+            return Unknown("subscript")
+        if isinstance(node, cst.Call):
+            return device_call(self, node, env)
+        if isinstance(node, cst.Attribute):
+            obj = self.expr(node.value, env) if _rooted_in(node, env) else None
+            attr = node.attr.value
+            if isinstance(obj, HTensor):
+                return DT(obj.dtype) if attr == "dtype" else Unknown(f"tensor attribute .{attr}")
+            if isinstance(obj, HTile):
+                if attr == "index":
+                    return self.tile_index(obj, self.line(node))[0]
+                return CV(obj.block) if attr == "block_size" else self.emit(
+                    "elementwise", (), self.line(node), self.new_value((), "i32", f"{obj.name}.{attr}"), fn=attr)
+        return super().expr(node, env)
+
+    def global_name(self, node: cst.BaseExpression) -> Any:
+        for qn in self.module.names.qualnames(node):
+            if qn.startswith("torch.") and qn[6:] in TORCH_DTYPES:
+                return DT(TORCH_DTYPES[qn[6:]])
+        return super().global_name(node)
+
+    def tile_index(self, t: HTile, line: int) -> tuple[Value, Value, list[Any]]:
+        """`indices = offset + tl.arange(0, BLOCK)` and `mask = indices < extent`, once per region."""
+        key = (t.key, id(self.blocks[-1]))
+        if key not in self.index_cache:
+            ar = tl_calls.tile(self, "arange", (), line, (t.block,), "i32", start=Const(0), end=t.block)
+            offs = tl_calls.tile(self, "elementwise", (ar,), line, (t.block,), "i32", fn="+")
+            mask = tl_calls.tile(self, "elementwise", (offs,), line, (t.block,), "i1", fn="<")
+            self.value_names.setdefault(offs.id, f"indices_{t.name}")
+            self.index_cache[key] = (offs, mask, self.blocks[-1])  # keeps the list alive: ids stay unique
+        return self.index_cache[key]
+
+    def address(self, t: HTensor, node: cst.Subscript, env: dict[str, Any]) -> tuple[Value, Value | None, tuple[Expr, ...]] | None:
+        """Pointer and mask tiles of `t[...]`, built the way Helion's pointer indexing writes them."""
+        line = self.line(node)
+        vectors: list[tuple[Value, Value]] = []
+        scalars: list[Value] = []
+        for axis, el in enumerate(node.slice):
+            sl = el.slice
+            if isinstance(sl, cst.Slice):
+                rdim = self.rdim_for(self.tensor_dim(t, axis), line)
+                vectors.append(self.tile_index(HTile(-1 - len(self.rdims), rdim, str(rdim)), line)[:2])
+                continue
+            if isinstance(sl, cst.Index) and isinstance(sl.value, cst.Name) and sl.value.value == "None":
+                continue
+            idx = self.expr(sl.value, env) if isinstance(sl, cst.Index) else None
+            if isinstance(idx, HTile):
+                vectors.append(self.tile_index(idx, line)[:2])
+            elif isinstance(idx, Value) and not idx.shape:
+                scalars.append(idx)
+            elif isinstance(idx, CV):
+                continue
+            else:
+                self.note(line, f"index `{_code(sl)}` of tensor `{t.name}`")
+                return None
+        shape = tuple(v[0].shape[0] for v in vectors)
+        rank = len(vectors)
+        ptr: Value = t.ptr
+        mask: Value | None = None
+        for j, (offs, m) in enumerate(vectors):
+            view = tuple(offs.shape[0] if k == j else Const(1) for k in range(rank))
+            o = tl_calls.tile(self, "view", (offs,), line, view, "i32")
+            mv = tl_calls.tile(self, "view", (m,), line, view, "i1")
+            full = tuple(shape[k] if k <= j else Const(1) for k in range(rank))
+            ptr = tl_calls.tile(self, "elementwise", (ptr, o, *scalars), line, full, f"ptr<{t.dtype}>", fn="+")
+            mask = mv if mask is None else tl_calls.tile(self, "elementwise", (mask, mv), line, full, "i1", fn="&")
+            scalars = []
+        if scalars:
+            ptr = tl_calls.tile(self, "elementwise", (ptr, *scalars), line, (), f"ptr<{t.dtype}>", fn="+")
+        return ptr, mask, shape
+
+    def load(self, t: HTensor, node: cst.Subscript, env: dict[str, Any]) -> Any:
+        found = self.address(t, node, env)
+        if found is None:
+            return Unknown("load")
+        ptr, mask, shape = found
+        operands = (ptr,) if mask is None else (ptr, mask)
+        return tl_calls.tile(self, "load", operands, self.line(node), shape, t.dtype, block_ptr=False,
+                             masked=mask is not None)
+
+    def bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any]) -> None:
+        if isinstance(target, cst.Subscript):
+            base = self.expr(target.value, env)
+            if isinstance(base, HTensor):
+                self.store(base, target, value, env)
+                return
+        super().bind(target, value, env)
+
+    def store(self, t: HTensor, node: cst.Subscript, value: Any, env: dict[str, Any]) -> None:
+        found = self.address(t, node, env)
+        if found is None:
+            return
+        ptr, mask, shape = found
+        line = self.line(node)
+        if isinstance(value, Value) and value.dtype != t.dtype:
+            value = tl_calls.tile(self, "cast", (value,), line, value.shape, t.dtype)  # Helion casts on store
+        operands = tuple(v for v in (ptr, value, mask) if isinstance(v, Value))
+        self.emit("store", operands, line, None)
+
+
+def _suites(stmt: cst.CSTNode) -> list[cst.BaseSuite]:
+    out: list[cst.BaseSuite] = []
+    for attr in ("body", "orelse", "finalbody"):
+        sub = getattr(stmt, attr, None)
+        if isinstance(sub, cst.BaseSuite):
+            out.append(sub)
+        elif isinstance(sub, (cst.Else, cst.Finally)):
+            out.append(sub.body)
+        elif isinstance(sub, cst.If):
+            out.extend(_suites(sub))
+    return out
+
+
+def _is_size_call(node: cst.BaseExpression) -> bool:
+    """`x.size()`, `x.size(1)`, `x.shape`, `x.shape[1]`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        return isinstance(node.func.value, cst.Name)
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        return isinstance(node.value, cst.Name)
+    return False
+
+
+def _size_axis(node: cst.BaseExpression) -> int | None:
+    raw: cst.BaseExpression | None = None
+    if isinstance(node, cst.Call) and node.args:
+        raw = node.args[0].value
+    elif isinstance(node, cst.Subscript) and isinstance(node.slice[0].slice, cst.Index):
+        raw = node.slice[0].slice.value
+    if isinstance(raw, cst.Integer):
+        return int(raw.value)
+    if isinstance(raw, cst.UnaryOperation) and isinstance(raw.expression, cst.Integer):
+        return -int(raw.expression.value)
+    return None
+
+
+def _rooted_in(node: cst.Attribute, env: dict[str, Any]) -> bool:
+    root: cst.BaseExpression = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return not isinstance(root, cst.Name) or root.value in env
