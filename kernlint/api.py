@@ -118,7 +118,7 @@ def _parse(path: str, data: bytes) -> _Parsed:
     parsed = parse_bytes(data)
     if isinstance(parsed, ParseFailure):
         return _Parsed(path, data, None, parsed, None, None)
-    facts, names = collect_module_facts(path, parsed.module)
+    facts, names = collect_module_facts(path, parsed.module, text=parsed.text)
     return _Parsed(path, data, parsed.text, None, facts, ModuleRef(names, facts.constants, facts.module_name))
 
 

@@ -180,19 +180,19 @@ def _streamed_values(live: Liveness, loaded: set[int]) -> set[int]:
     single-use intermediate feeding another element-wise op, a store or a reduction lives in the
     registers of the operands it replaces (measured: swiglu BLOCK 16384 w4 needs 116 registers, about
     its two loaded bf16 tiles, not the five fp32 intermediates)."""
-    uses: dict[int, list[str]] = {}
+    uses: dict[int, dict[int, str]] = {}   # value → {using op id: op kind}; `x * x` is one use
     for step in live.steps:
         if step.is_end:
             continue
         for v in step.op.operands:
-            uses.setdefault(v.id, []).append(step.op.kind)
+            uses.setdefault(v.id, {})[step.op.id] = step.op.kind
         for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
-            uses.setdefault(c.yielded.id, []).append("yield")
+            uses.setdefault(c.yielded.id, {})[-step.op.id] = "yield"
     out: set[int] = set()
     for vid, value in live.values.items():
         if not value.shape or vid in loaded or is_pointer(value.dtype):
             continue
-        kinds = uses.get(vid, [])
+        kinds = list(uses.get(vid, {}).values())
         if len(kinds) == 1 and kinds[0] in _STREAMING_USERS:
             out.add(vid)
     return out

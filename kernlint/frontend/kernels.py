@@ -223,7 +223,7 @@ class _Collector(cst.CSTVisitor):
                 body = el.value.body
                 params = el.value.params.params
                 arg_name = params[0].name.value if params else "args"
-            out.append(HeuristicValue(name, _code(el.value), self.names.line(el), body, arg_name))
+            out.append(HeuristicValue(name, _code(el.value), self.names.line(el.value), body, arg_name))
         return out
 
 
@@ -246,12 +246,13 @@ def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
     return found
 
 
-def collect_module_facts(path: str, module: cst.Module, package: str | None = None) -> tuple[ModuleFacts, NameResolver]:
+def collect_module_facts(path: str, module: cst.Module, package: str | None = None,
+                         text: str | None = None) -> tuple[ModuleFacts, NameResolver]:
     module_name = module_name_for(path)
     if package is None:
         package = module_name.rpartition(".")[0] if not path.endswith("__init__.py") else module_name
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    names = NameResolver(wrapper, package)
+    names = NameResolver(wrapper, package, text)
     evaluator = StaticEvaluator(names)
     constants = collect_constants(module, evaluator)
     collector = _Collector(path, module_name, names, evaluator)

@@ -78,6 +78,7 @@ class Lowerer:
         self.assumptions: list[str] = []
         self.depth = 0
         self.value_names: dict[int, str] = {}
+        self.stmt_line = jit.line
 
     # -- building blocks --------------------------------------------------------------------------
     def new_value(self, shape: tuple[Expr, ...], dtype: str, name: str = "") -> Value:
@@ -94,7 +95,8 @@ class Lowerer:
         self.unmodelled.append(Unmodelled(line, construct))
 
     def line(self, node: cst.CSTNode) -> int:
-        return self.module.names.line(node)
+        # Expressions without a recorded position report the statement being lowered.
+        return self.module.names.line(node, self.stmt_line)
 
     # -- entry ------------------------------------------------------------------------------------
     def lower(self) -> KernelIR:
@@ -136,6 +138,7 @@ class Lowerer:
 
     def statement(self, stmt: cst.CSTNode, env: dict[str, Any]) -> Any:
         """Lower one statement; returns a value only for `return` (used when inlining helpers)."""
+        self.stmt_line = self.module.names.line(stmt, self.stmt_line)
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in stmt.body:
                 ret = self.small_statement(small, env)
@@ -154,6 +157,7 @@ class Lowerer:
         return None
 
     def small_statement(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> Any:
+        self.stmt_line = self.module.names.line(small, self.stmt_line)
         if isinstance(small, cst.Assign):
             value = self.expr(small.value, env)
             for target in small.targets:
