@@ -73,6 +73,7 @@ class HelionIR(KernelIR):
     slots: tuple[Slot, ...] = ()          # every hl.tile dimension in allocation order (fixed ones too)
     rdims: tuple[RDim, ...] = ()
     extents: tuple[str, ...] = field(default=())   # host-side size symbols (`m`, `x.size(1)`)
+    specialized: frozenset[str] = frozenset()       # extents passed through hl.specialize
 
     @property
     def tunable_slots(self) -> tuple[Slot, ...]:
@@ -92,6 +93,8 @@ class HelionLowerer(Lowerer):
         self.rdims: dict[str, RDim] = {}
         self.extents: dict[str, Expr] = {}
         self.dims: dict[str, dict[int, Expr]] = {}      # tensor name → known extents per dim
+        self.ranks: dict[str, int] = {}
+        self.specialized: set[str] = set()
         self.index_cache: dict[tuple[int, int], tuple[Value, Value, list[Any]]] = {}
         self.device = 0
         self.tiles = 0
@@ -113,8 +116,16 @@ class HelionLowerer(Lowerer):
             self.rdims[text] = RDim(f"rdim_{len(self.rdims)}", extent, text, line)
         return Sym(self.rdims[text].symbol)
 
+    def norm_axis(self, t: HTensor, axis: int) -> int:
+        rank = self.ranks.get(t.name)
+        return axis + rank if axis < 0 and rank is not None else axis
+
     def tensor_dim(self, t: HTensor, axis: int) -> Expr:
+        axis = self.norm_axis(t, axis)
         dims = self.dims.setdefault(t.name, {})
+        rank = self.ranks.get(t.name)
+        if axis not in dims and rank is not None and axis - rank in dims:  # set as size(-1) before the rank was known
+            dims[axis] = dims[axis - rank]
         if axis not in dims:
             dims[axis] = self.extent_sym(f"{t.name}.size({axis})")
         return dims[axis]
@@ -143,7 +154,7 @@ class HelionLowerer(Lowerer):
         return HelionIR(self.kernel.qualname, Region(tuple(self.blocks[0])), symbols, pointers,
                         tuple(dict.fromkeys(self.assumptions)), tuple(self.unmodelled), self.next_id,
                         dict(self.value_names), tuple(self.slots), tuple(self.rdims.values()),
-                        tuple(self.extents))
+                        tuple(self.extents), frozenset(self.specialized))
 
     pointer_types: dict[str, str]
 
@@ -169,7 +180,9 @@ class HelionLowerer(Lowerer):
                 self.grid_loop(stmt, env)
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                    if isinstance(small, cst.Assert):
+                        self.host_assert(small.test, env)
+                    elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                         for target in targets:
                             self.host_assign(target, small.value, env)
@@ -182,6 +195,8 @@ class HelionLowerer(Lowerer):
         if isinstance(target, (cst.Tuple, cst.List)) and _is_size_call(value):
             base = value.func.value if isinstance(value, cst.Call) else value.value  # type: ignore[attr-defined]
             t = env.get(base.value) if isinstance(base, cst.Name) else None
+            if isinstance(t, HTensor):
+                self.ranks[t.name] = len(target.elements)
             for axis, el in enumerate(target.elements):
                 if isinstance(el.value, cst.Name) and isinstance(t, HTensor):
                     dims = self.dims.setdefault(t.name, {})
@@ -207,6 +222,24 @@ class HelionLowerer(Lowerer):
                 if isinstance(el.value, cst.Name):
                     env[el.value.value] = item
 
+    def host_assert(self, test: cst.BaseExpression, env: dict[str, Any]) -> None:
+        """`assert head_dim == k.size(-1) == v.size(-1)`: one extent, so one reduction dim, as in Helion."""
+        if not (isinstance(test, cst.Comparison)
+                and all(isinstance(c.operator, cst.Equal) for c in test.comparisons)):
+            return
+        sides = [test.left, *(c.comparator for c in test.comparisons)]
+        sizes = [s for s in sides if _is_size_call(s)]
+        others = [self.host_expr(s, env) for s in sides if not _is_size_call(s)]
+        anchor = next((o.expr for o in others if isinstance(o, CV)), None)
+        if anchor is None and sizes:
+            first = self.host_expr(sizes[0], env)
+            anchor = first.expr if isinstance(first, CV) else None
+        for node in sizes:
+            base = node.func.value if isinstance(node, cst.Call) else node.value  # type: ignore[attr-defined]
+            t, axis = self.expr(base, env), _size_axis(node)
+            if isinstance(t, HTensor) and axis is not None and anchor is not None:
+                self.dims.setdefault(t.name, {})[self.norm_axis(t, axis)] = anchor
+
     def host_expr(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
         line = self.line(node)
         if _is_size_call(node):
@@ -222,7 +255,10 @@ class HelionLowerer(Lowerer):
             if "helion.language.specialize" in names and node.args:
                 self.assumptions.append(f"hl.specialize at line {line}: value fixed when Helion compiles, "
                                         "unknown to kernlint (pass it with --config NAME=VALUE)")
-                return self.host_expr(node.args[0].value, env)
+                inner = self.host_expr(node.args[0].value, env)
+                if isinstance(inner, CV):
+                    self.specialized |= set(inner.expr.free_symbols())
+                return inner
             if "helion.language.register_block_size" in names:
                 return CV(self.new_slot(line, "hl.register_block_size"))
             method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
@@ -230,7 +266,7 @@ class HelionLowerer(Lowerer):
                 return self.allocation(node, env, method if method in _ALLOC and not names else None)
             return Unknown("host call")
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
-            return self.host_expr(node, env) if False else self._shape_index(node, env)
+            return self._shape_index(node, env)
         return self.expr(node, env)
 
     def _shape_index(self, node: cst.Subscript, env: dict[str, Any]) -> Any:
@@ -318,7 +354,11 @@ class HelionLowerer(Lowerer):
     def grid_loop(self, stmt: cst.For, env: dict[str, Any]) -> None:
         """The outermost device loop is the launch grid: its body is the kernel body, not a loop."""
         body_env = dict(env)
-        self.bind_targets(stmt.target, self.loop_targets(stmt, body_env), body_env)
+        tiles = self.loop_targets(stmt, body_env)
+        self.bind_targets(stmt.target, tiles, body_env)
+        for t in tiles:
+            if isinstance(t, HTile):  # Helion computes a grid tile's indices and mask at kernel entry
+                self.tile_index(t, self.line(stmt))
         self.device += 1
         try:
             self.run_body(stmt.body, body_env)
@@ -329,7 +369,6 @@ class HelionLowerer(Lowerer):
         if self.loop_kind(stmt.iter) is None:
             super().for_statement(stmt, env)
             return
-        self.tiles += 0
         self.bind_targets(stmt.target, self.loop_targets(stmt, env), env)
         self.loop(stmt, env, None, stmt.body, kind="tl.range", num_stages=None, bounds=[])
 
@@ -364,6 +403,9 @@ class HelionLowerer(Lowerer):
 
     def tile_index(self, t: HTile, line: int) -> tuple[Value, Value, list[Any]]:
         """`indices = offset + tl.arange(0, BLOCK)` and `mask = indices < extent`, once per region."""
+        for block in reversed(self.blocks):  # computed once where the tile is defined, reused inside loops
+            if (t.key, id(block)) in self.index_cache:
+                return self.index_cache[(t.key, id(block))]
         key = (t.key, id(self.blocks[-1]))
         if key not in self.index_cache:
             ar = tl_calls.tile(self, "arange", (), line, (t.block,), "i32", start=Const(0), end=t.block)
@@ -378,6 +420,7 @@ class HelionLowerer(Lowerer):
         line = self.line(node)
         vectors: list[tuple[Value, Value]] = []
         scalars: list[Value] = []
+        self.ranks.setdefault(t.name, len(node.slice))
         for axis, el in enumerate(node.slice):
             sl = el.slice
             if isinstance(sl, cst.Slice):

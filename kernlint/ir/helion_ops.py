@@ -142,6 +142,8 @@ def torch_op(lo: "HelionLowerer", name: str, x: Any, args: tuple[Any, ...], kwar
 
 
 def device_call(lo: "HelionLowerer", node: cst.Call, env: dict[str, Any]) -> Any:
+    if not lo.device:
+        return lo.host_expr(node, env)  # host arithmetic (`1 / math.sqrt(d)`): not device code
     line = lo.line(node)
     func = node.func
     names = lo.module.names.qualnames(func)
@@ -168,6 +170,12 @@ def device_call(lo: "HelionLowerer", node: cst.Call, env: dict[str, Any]) -> Any
         if isinstance(target, HelperRef):
             return lo.inline(target.jit, list(args), kwargs, line)
         label = sorted(names)[0] if names else cst.Module([]).code_for_node(func)
+        if label in ("builtins.float", "builtins.int") and len(args) == 1 and isinstance(args[0], CV):
+            raw = args[0].expr.evaluate({})  # float("-inf") for a running max: a compile-time constant
+            try:
+                return CV(Const(float(raw) if label.endswith("float") else int(raw)))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                return Unknown(label)
         if label in ("builtins.min", "builtins.max") and all(isinstance(a, CV) for a in args):
             return tl_calls.elementwise(lo, args, {}, line, fn="maximum" if label.endswith("max") else "minimum")
         lo.note(line, f"call to `{label}` in a Helion device loop")
