@@ -29,13 +29,16 @@ class RegisterModel:
     base: float              # registers no tile accounts for (indices, predicates, scalar args)
     index_vector: int        # elements sharing one register for integer/mask tiles
     tmem_epilogue: float     # share of a TMEM accumulator held in registers by the epilogue (sm_100)
-    data_scale: float = 1.0  # share of live data tiles ptxas keeps resident (it streams some loads)
+    data_scale: float = 1.0  # registers per live data-tile word (fitted; ptxas keeps extra temporaries)
+    acc_scale: float = 1.0   # the same for dot accumulators (an MMA fragment has no slack to stream)
 
 
+# Fitted by benchmarks/fit_registers.py on benchmarks/truth/triton-3.9.json (Triton 3.9.0, ptxas 12.9/13.4,
+# 606 compiles of 17 kernels); mma_sync = sm_80/89/120, wgmma = sm_90, tcgen05 = sm_100.
 MODELS: dict[str, RegisterModel] = {
-    "mma_sync": RegisterModel(base=4.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.2),
-    "wgmma": RegisterModel(base=4.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.2),
-    "tcgen05": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=0.75, data_scale=1.1),
+    "mma_sync": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.1, acc_scale=1.25),
+    "wgmma": RegisterModel(base=4.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.15, acc_scale=1.25),
+    "tcgen05": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=0.75, data_scale=1.15, acc_scale=1.0),
 }
 
 
@@ -66,6 +69,7 @@ class RegisterEstimate:
     complete: bool
     data_regs: float = 0.0        # unscaled data-tile registers at the peak (for fitting the model)
     index_regs: float = 0.0       # address/offset/mask/scalar registers at the peak
+    acc_regs: float = 0.0         # unscaled dot-accumulator registers at the peak
 
 
 def register_budget(spec: GpuSpec, num_warps: int, maxnreg: int | None) -> int:
@@ -121,6 +125,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     data: set[int] = set()
     loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
     streamed = _streamed_values(live, loaded)
+    accumulators = _accumulators(live, dots)
+    acc: set[int] = set()
     complete = True
     for vid, value in live.values.items():
         if vid in in_smem or vid in in_tmem or vid in streamed:
@@ -128,9 +134,14 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             continue
         if is_data(value, vid in loaded):
             cost = tile_cost(value, env, threads, model)
-            data.add(vid)
-            if cost is not None:
-                cost *= model.data_scale
+            if vid in accumulators:
+                acc.add(vid)
+                if cost is not None:
+                    cost *= model.acc_scale
+            else:
+                data.add(vid)
+                if cost is not None:
+                    cost *= model.data_scale
         else:
             cost = index_cost(value, env, threads, model)
         if cost is None:
@@ -160,6 +171,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     demand = int(math.ceil(peak + model.base))
     at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
     data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0)
+    acc_at_peak = sum(costs[v.id] for v in at_peak if v.id in acc)
     budget = register_budget(spec, num_warps, maxnreg)
     allocated = min(demand, budget)
     spill = max(0, demand - budget) * 4
@@ -169,7 +181,19 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
                    key=lambda t: -t.registers)[:8]
     peak_line = live.steps[peak_at].op.line if peak_at < len(live.steps) else 0
     return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete,
-                            data_at_peak / model.data_scale if model.data_scale else 0.0, peak - data_at_peak)
+                            data_at_peak / model.data_scale if model.data_scale else 0.0,
+                            peak - data_at_peak - acc_at_peak, acc_at_peak / model.acc_scale if model.acc_scale else 0.0)
+
+
+def _accumulators(live: Liveness, dots: list[DotPlacement]) -> set[int]:
+    """Dot results in registers and the loop-carried values they flow through."""
+    out = {d.op.result.id for d in dots if d.op.result is not None}
+    for step in live.steps:
+        if step.op.kind == "for" and not step.is_end:
+            for c in step.op.attrs.get("carried", ()):
+                if c.yielded.id in out:
+                    out.update({c.arg.id, c.init.id})
+    return out
 
 
 _STREAMING_USERS = ("elementwise", "cast", "store", "reduce", "view")
