@@ -3,7 +3,9 @@
     python benchmarks/accuracy.py [benchmarks/truth/triton-3.9.json]
 
 Prints, per target: shared-memory exact-match and within-2% rates, OutOfResources precision/recall,
-register median absolute % error and share within 20%, spill precision/recall/F1. Run from the repo root.
+register median absolute % error and share within 20%, spill precision/recall/F1, and static vs anchored
+registers (kernlint/calibrate/anchor.py: one compiled record per (kernel, args, target) corrects the
+estimates of the others). Run from the repo root.
 """
 from __future__ import annotations
 
@@ -67,11 +69,41 @@ def estimate_records(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any]
     return out
 
 
+def anchored_errors(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, tuple[list[float], list[float]]]:
+    """Per target: (static, anchored) register abs % errors on every record except the anchor of its group.
+
+    The anchor is the group's first record that compiled, fits in shared memory and did not spill (what
+    `kernlint calibrate --anchor` compiles first); groups are (file, kernel, args, target) in record order.
+    Only records that fit in shared memory are scored, as in the static register column."""
+    from kernlint.calibrate.anchor import Measured, Static, fit, pick_anchor
+
+    groups: dict[tuple[str, str, str, int], list[tuple[dict[str, Any], Any]]] = defaultdict(list)
+    for r, e in pairs:
+        groups[(r["file"], r["kernel"], json.dumps(r["args"], sort_keys=True), r["cap"])].append((r, e))
+    out: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for recs in groups.values():
+        cands = [(Static.from_estimate(e), Measured.from_truth(r)) for r, e in recs]
+        i = pick_anchor(cands)
+        if i is None:
+            continue
+        static, truth = cands[i]
+        assert static is not None and truth is not None
+        anchor = fit(static, truth)
+        for j, ((r, e), (s, _)) in enumerate(zip(recs, cands)):
+            if j == i or s is None or not r.get("regs") or r["shared"] > e.target.smem_per_cta_optin:
+                continue
+            st, an = out[e.target.key]
+            st.append(abs(s.allocated - r["regs"]) / r["regs"])
+            an.append(abs(anchor.correct(s).regs - r["regs"]) / r["regs"])
+    return dict(out)
+
+
 def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, float]]:
     by_target: dict[str, list[tuple[dict[str, Any], Any]]] = defaultdict(list)
     for r, e in pairs:
         by_target[e.target.key].append((r, e))
     table: dict[str, dict[str, float]] = {}
+    anchored = anchored_errors(pairs)
     for target, rows in sorted(by_target.items()):
         limit = rows[0][1].target.smem_per_cta_optin
         smem_exact = sum(e.smem.total == r["shared"] for r, e in rows) / len(rows)
@@ -95,6 +127,11 @@ def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, floa
             "regs_within_20pct": sum(x <= 0.2 for x in errors) / len(errors) if errors else 1.0,
             "spill_precision": sp, "spill_recall": sr, "spill_f1": 2 * sp * sr / (sp + sr) if sp + sr else 0.0,
         }
+        st, an = anchored.get(target, ([], []))
+        # static and anchored on the same records (the anchors themselves excluded), so they compare
+        table[target]["regs_static_no_anchor"] = statistics.median(st) if st else 0.0
+        table[target]["regs_anchored"] = statistics.median(an) if an else 0.0
+        table[target]["regs_anchored_within_20pct"] = sum(x <= 0.2 for x in an) / len(an) if an else 1.0
     return table
 
 
@@ -105,7 +142,8 @@ def main(argv: list[str]) -> int:
     print(f"truth: {path.name} (Triton {doc.get('triton_version')}, {len(doc['records'])} records, "
           f"{len(pairs)} compared)")
     cols = ["pairs", "smem_exact", "smem_within_2pct", "oor_precision", "oor_recall", "regs_median_abs_err",
-            "regs_within_20pct", "spill_precision", "spill_recall", "spill_f1"]
+            "regs_within_20pct", "spill_precision", "spill_recall", "spill_f1", "regs_static_no_anchor",
+            "regs_anchored", "regs_anchored_within_20pct"]
     print("target  " + "  ".join(f"{c:>18}" for c in cols))
     for target, row in metrics(pairs).items():
         print(f"{target:<7} " + "  ".join(f"{row[c]:>18.3f}" if c != "pairs" else f"{int(row[c]):>18}" for c in cols))

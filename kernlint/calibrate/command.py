@@ -37,6 +37,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--timeout", type=int, default=600, metavar="S", help="seconds per compile (%(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--anchor", action="store_true",
+                   help="compile one config per target (the first that compiles without spilling) and correct "
+                        "the estimates of the others from it, without compiling them")
+    p.add_argument("--anchor-config", metavar="K=V,...", help="the config to anchor on (implies --anchor)")
+    p.add_argument("--verify", action="store_true",
+                   help="with --anchor: compile the other configs too and report static vs anchored error")
+    p.add_argument("--triton-version", metavar="X.Y",
+                   help="the Triton version the model assumes (default: the compiling one, else the newest known)")
 
 
 def _pyproject_args(path: Path) -> dict[str, str]:
@@ -97,6 +105,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     def progress(done: int, total: int) -> None:
         bar.update(task, completed=done, total=total)
 
+    if args.anchor or args.anchor_config:
+        return _run_anchored(args, targets, configs, arg_specs, cache, bar, progress, out, fail)
     try:
         with bar:
             cal = session.run(args.kernel, targets, configs, args.sweep, arg_specs, args.jobs, args.python, cache,
@@ -105,8 +115,48 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return fail(str(exc))
     from kernlint.calibrate import table
 
+    from kernlint.calibrate import versions
+
+    _, assumed = versions.assumed(args.triton_version, cal.env.get("triton_version"))
     if args.json:
         table.render_json(cal, out)
     else:
-        table.render(cal, Console(file=out, width=max(140, Console(file=out).width), highlight=False, soft_wrap=False))
+        console = Console(file=out, width=max(140, Console(file=out).width), highlight=False, soft_wrap=False)
+        table.render(cal, console)
+        console.print(f"[dim]{assumed}[/dim]")
+    return EXIT_CLEAN
+
+
+def _run_anchored(args: argparse.Namespace, targets: tuple[str, ...], configs: tuple[dict[str, Any], ...],
+                  arg_specs: dict[str, str], cache: Path | None, bar: Any, progress: Any, out: TextIO,
+                  fail: Any) -> int:
+    from rich.console import Console
+
+    from kernlint.analysis.configs import parse_config_option
+    from kernlint.calibrate import anchor_cli, session, versions
+    from kernlint.calibrate.scratch import ScratchError
+    from kernlint.calibrate.signature import SpecError
+
+    try:
+        anchor_config = parse_config_option(args.anchor_config) if args.anchor_config else None
+        with bar:
+            cal, anchors = anchor_cli.run(args.kernel, targets, configs, args.sweep, arg_specs, args.jobs,
+                                          args.python, cache, args.max_configs, args.timeout, anchor_config,
+                                          args.verify, progress)
+    except ValueError as exc:
+        return fail(str(exc))
+    except (session.CalibrateError, ScratchError, SpecError) as exc:
+        return fail(str(exc))
+    _, assumed = versions.assumed(args.triton_version, cal.env.get("triton_version"))
+    if args.json:
+        doc = anchor_cli.to_json(cal, anchors)
+        doc["model_triton_version"] = assumed
+        import json
+
+        json.dump(doc, out, indent=1, default=repr)
+        out.write("\n")
+    else:
+        console = Console(file=out, width=max(140, Console(file=out).width), highlight=False, soft_wrap=False)
+        anchor_cli.render(cal, anchors, console)
+        console.print(f"[dim]{assumed}[/dim]")
     return EXIT_CLEAN

@@ -214,6 +214,16 @@ def run(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tuple[d
         progress: Callable[[int, int], None] | None = None) -> Calibration:
     """Calibrate one kernel. ``progress(done, total)`` is called as compiles finish (for a progress bar)."""
     cal, work = prepare(kernel_spec, targets, configs, sweep, args, max_configs)  # spec errors first
+    compile_work(cal, work, jobs, python, cache_dir, timeout_s, progress)
+    cal.rows = [row for row, _ in work]
+    return cal
+
+
+def compile_work(cal: Calibration, work: list[tuple[Row, dict[str, Any] | None]], jobs: int = 2,
+                 python: str | None = None, cache_dir: Path | None = DEFAULT_CACHE_DIR, timeout_s: int = 600,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+    """Compile (or read from the cache) the given rows of ``prepare``'s work list; sets truth/error on them
+    (``calibrate --anchor`` compiles one row first and the rest only with --verify)."""
     if python is None and importlib.util.find_spec("triton") is None:
         raise CalibrateError(INSTALL_HINT)
     cache = Cache(cache_dir)
@@ -254,5 +264,3 @@ def run(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tuple[d
         if row.truth is not None and row.truth.get("error"):
             row.error = attribute_error(row.truth["error"], cal)
             row.truth = None
-    cal.rows = [row for row, _ in work]
-    return cal
