@@ -11,6 +11,7 @@ from kernlint.frontend.facts import (
 )
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.static_eval import ConfigLiteral, StaticEvaluator
+from kernlint.frontend.walk import iter_nodes
 from kernlint.ir.symbolic import Unknown
 
 JIT_NAMES = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
@@ -228,22 +229,9 @@ class _Collector(cst.CSTVisitor):
 
 
 def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
-    """Assignments and nested defs of a function body, without entering nested functions."""
-    found: list[cst.CSTNode] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            found.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            found.append(node)
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-    body.visit(_V())
-    return found
+    """Assignments and nested defs of a function body, without entering nested functions or lambdas."""
+    return [n for n in iter_nodes(body, skip=lambda n: isinstance(n, (cst.FunctionDef, cst.Lambda)))
+            if isinstance(n, (cst.Assign, cst.FunctionDef)) and n is not body]
 
 
 def collect_module_facts(path: str, module: cst.Module, package: str | None = None,

@@ -15,6 +15,8 @@ from collections.abc import Callable
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
+from kernlint.frontend.walk import iter_nodes
+
 # libcst node type → the ast node types that correspond one to one, in source order.
 _PAIRS: tuple[tuple[type[cst.CSTNode], tuple[type[ast.AST], ...]], ...] = (
     (cst.Call, (ast.Call,)),
@@ -52,15 +54,12 @@ def ast_positions(module: cst.Module, text: str) -> dict[cst.CSTNode, CodeRange]
             decorators.extend(node.decorator_list)
     cst_nodes: dict[type[cst.CSTNode], list[cst.CSTNode]] = {t: [] for t in _WANTED}
     cst_decorators: list[cst.Decorator] = []
-    stack: list[cst.CSTNode] = [module]
-    while stack:  # pre-order, children in source order
-        node = stack.pop()
+    for node in iter_nodes(module):  # pre-order, children in source order
         kind = type(node)
         if kind in cst_nodes:
             cst_nodes[kind].append(node)
         elif kind is cst.Decorator:
             cst_decorators.append(node)  # type: ignore[arg-type]
-        stack.extend(reversed(node.children))
     lines = text.splitlines()
     convert = _column_converter(lines)
     out: dict[cst.CSTNode, CodeRange] = {}

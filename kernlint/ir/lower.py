@@ -15,6 +15,7 @@ import libcst as cst
 
 from kernlint.frontend.facts import JitFunction
 from kernlint.frontend.names import NameResolver
+from kernlint.frontend.walk import iter_nodes
 from kernlint.ir import tl_calls
 from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
 from kernlint.ir.nodes import Carried, KernelIR, Op, Region, Unmodelled, Value
@@ -463,21 +464,9 @@ def _used_value_ids(ops: list[Op]) -> set[int]:
 
 def _assigned_names(body: cst.CSTNode) -> set[str]:
     names: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+    for node in iter_nodes(body):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
             _collect_targets(node.target, names)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            _collect_targets(node.target, names)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            _collect_targets(node.target, names)
-
-        def visit_For(self, node: cst.For) -> None:
-            _collect_targets(node.target, names)
-
-    body.visit(_V())
     return names
 
 

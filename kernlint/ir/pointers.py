@@ -9,6 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from kernlint.frontend.facts import JitFunction
+from kernlint.frontend.walk import iter_nodes
 
 _POINTER_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
                   "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor")
@@ -31,13 +32,13 @@ def pointer_params(jit: JitFunction) -> set[str]:
     roots: set[str] = set()
     assigns: list[tuple[str, cst.BaseExpression]] = []
 
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
+    for node in iter_nodes(jit.node.body):
+        if isinstance(node, cst.Call):
             func = node.func
             name = func.attr.value if isinstance(func, cst.Attribute) else (
                 func.value if isinstance(func, cst.Name) else "")
             if name not in _POINTER_CALLS:
-                return
+                continue
             target = next((a.value for a in node.args if a.keyword is not None
                            and a.keyword.value in ("pointer", "base")), None)
             if target is None:
@@ -45,17 +46,12 @@ def pointer_params(jit: JitFunction) -> set[str]:
                 target = positional[0].value if positional else None
             if target is not None:
                 roots.update(_additive_names(target))
-
-        def visit_Assign(self, node: cst.Assign) -> None:
+        elif isinstance(node, cst.Assign):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
                     assigns.append((t.target.value, node.value))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                assigns.append((node.target.value, node.value))
-
-    jit.node.body.visit(_V())
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            assigns.append((node.target.value, node.value))
     changed = True
     while changed:
         changed = False
