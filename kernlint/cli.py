@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only transport)")
     server.add_argument("--debounce-ms", type=int, default=150, help="wait this long after a keystroke before re-linting")
     server.add_argument("--log-file", metavar="PATH", help="write the server log here instead of stderr")
+    from kernlint.calibrate.command import add_parser as add_calibrate  # argparse only; Triton loads lazily
+
+    add_calibrate(sub)
     return parser
 
 
@@ -236,7 +239,13 @@ def cmd_clean(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_CLEAN
 
 
-COMMANDS = {"clean": cmd_clean, "check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug, "server": cmd_server}
+def cmd_calibrate(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint.calibrate.command import run
+
+    return run(args, out)
+
+
+COMMANDS = {"clean": cmd_clean, "check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug, "server": cmd_server, "calibrate": cmd_calibrate}
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
