@@ -1,0 +1,390 @@
+"""Recommended vs author vs exhaustive-grid configs, timed on a GPU (issue 4).
+
+  python benchmarks/gpu_configs.py plan            # here (kernlint, no GPU): writes benchmarks/gpu/plan.json
+  python3 benchmarks/gpu_configs.py run OUTDIR     # on the GPU (triton + torch only): times every config
+  python benchmarks/gpu_configs.py report RESULTS  # here: benchmarks/gpu/h200_configs.md from the results
+
+Per kernel × shape: the configs timed are the grid (≤ 60, a coarse exhaustive grid around common
+practice), kernlint's top-5 (in rank order, for the seeded-search count) and the author's config(s)
+(the launch code's choice; for autotuned kernels every author config, the author's value being the
+best of them, which is what their autotuner would pick). Every config is first checked against torch on
+random inputs with a NaN-poisoned output; then timed with the median of triton.testing.do_bench
+(CUDA-graph replay for kernels under ~10 µs, DESIGN.md §11); finalists are re-timed in 3 alternating
+rounds to cancel clock drift (heavy kernels lower the clocks: issue 4).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAN = ROOT / "benchmarks" / "gpu" / "plan.json"
+
+# kernel → (example file, kernel name, shapes). Shapes name the host variables the launch code uses.
+KERNELS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {
+    "matmul": ("examples/matmul.py", "matmul_kernel",
+               [dict(M=4096, N=4096, K=4096), dict(M=16, N=4096, K=4096), dict(M=1024, N=1024, K=16384)]),
+    "attention": ("examples/attention_fwd.py", "attn_fwd_kernel",
+                  [dict(Z=4, H=16, N_CTX=1024, HEAD_DIM=64, CAUSAL=False),
+                   dict(Z=2, H=16, N_CTX=4096, HEAD_DIM=64, CAUSAL=False),
+                   dict(Z=1, H=32, N_CTX=2048, HEAD_DIM=128, CAUSAL=False)]),
+    "softmax": ("examples/softmax.py", "softmax_kernel",
+                [dict(n_rows=4096, n_cols=1024), dict(n_rows=4096, n_cols=4096), dict(n_rows=2048, n_cols=16384)]),
+    "layernorm": ("examples/layernorm.py", "layernorm_fwd_kernel",
+                  [dict(M=4096, N=1024), dict(M=4096, N=4096), dict(M=2048, N=16384)]),
+    "rmsnorm": ("examples/rmsnorm.py", "rmsnorm_fwd_kernel",
+                [dict(n_rows=4096, n_cols=1024), dict(n_rows=4096, n_cols=8192), dict(n_rows=1024, n_cols=32768)]),
+    "cross_entropy": ("examples/cross_entropy.py", "cross_entropy_fwd_kernel",
+                      [dict(n_rows=4096, n_cols=32000), dict(n_rows=1024, n_cols=128256), dict(n_rows=8192, n_cols=8192)]),
+    "swiglu": ("examples/swiglu.py", "swiglu_fwd_kernel",
+               [dict(n_rows=4096, n_cols=4096), dict(n_rows=4096, n_cols=14336), dict(n_rows=1024, n_cols=8192)]),
+}
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def cfg(kw: dict[str, Any], w: int, s: int) -> dict[str, Any]:
+    return {"kwargs": kw, "num_warps": w, "num_stages": s}
+
+
+def author_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the example's own launch code (or autotune list) uses."""
+    if name == "matmul":
+        return [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, w, s) for m, n, k, w, s in
+                [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 32, 4, 4),
+                 (128, 64, 64, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 5)]]  # the 256×256 one cannot fit
+    if name == "attention":
+        return [cfg({"BLOCK_M": m, "BLOCK_N": n}, w, s) for m, n, w, s in
+                [(128, 64, 8, 2), (128, 64, 4, 2), (128, 32, 4, 3), (64, 64, 4, 3), (64, 32, 4, 4)]]
+    if name == "swiglu":
+        return [cfg({"BLOCK_SIZE": b}, w, s) for b, w, s in [(1024, 4, 1), (2048, 4, 1), (2048, 8, 2), (4096, 8, 1)]]
+    if name == "softmax":
+        b = next_pow2(shape["n_cols"])
+        return [cfg({"BLOCK_SIZE": b}, 16 if b >= 16384 else 8 if b >= 2048 else 4, 3)]
+    if name == "layernorm":
+        b = min(65536 // 2, next_pow2(shape["N"]))
+        return [cfg({"BLOCK_SIZE": b}, min(max(b // 256, 1), 8), 3)]
+    if name == "rmsnorm":
+        return [cfg({"BLOCK_SIZE": min(4096, next_pow2(shape["n_cols"]))}, 8, 3)]
+    if name == "cross_entropy":
+        return [cfg({"BLOCK_SIZE": min(8192, next_pow2(shape["n_cols"]))}, 8, 3)]
+    raise KeyError(name)
+
+
+def grid_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if name == "matmul":
+        for m in (64, 128):
+            for n in (64, 128, 256):
+                for k in (32, 64):
+                    for w, s in ((4, 3), (4, 4), (4, 5), (8, 3), (8, 4)):
+                        out.append(cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, w, s))
+    elif name == "attention":
+        for m, n in ((64, 32), (64, 64), (128, 32), (128, 64), (128, 128)):
+            for w in (4, 8):
+                for s in (2, 3, 4):
+                    out.append(cfg({"BLOCK_M": m, "BLOCK_N": n}, w, s))
+    elif name == "softmax":
+        for w in (1, 2, 4, 8, 16, 32):
+            out.append(cfg({"BLOCK_SIZE": next_pow2(shape["n_cols"])}, w, 1))
+    else:
+        cols = shape.get("n_cols", shape.get("N"))
+        for b in (512, 1024, 2048, 4096, 8192, 16384):
+            if b > next_pow2(cols):
+                continue
+            for w in (1, 2, 4, 8, 16, 32):
+                if b // (32 * w) >= 1 and b // (32 * w) <= 64:   # 1–64 elements per thread
+                    out.append(cfg({"BLOCK_SIZE": b}, w, 1))
+    return out
+
+
+# ------------------------------------------------------------------ plan (here, with kernlint) -------------
+
+def plan() -> None:
+    from kernlint.api import Settings, lint_paths
+    from kernlint.hardware.specs import SPECS
+    from kernlint.recommend.core import recommend
+
+    spec = SPECS["h200"]
+    files = sorted({v[0] for v in KERNELS.values()})
+    res = lint_paths([str(ROOT / f) for f in files], Settings(targets=("h200",)))
+    by_name = {k.jit.name: k for f in res.files for k in f.kernels}
+    out: dict[str, Any] = {"target": "h200", "pairs": []}
+    for name, (_, kname, shapes) in KERNELS.items():
+        for shape in shapes:
+            bucket = dict(shape)
+            if name == "softmax":   # the whole row in one block: the launch code's value, not searchable
+                bucket["BLOCK_SIZE"] = next_pow2(shape["n_cols"])
+            rec = recommend(by_name[kname], spec, bucket, top_k=5)
+            top = [dict(c.config(), model_us=round(c.score.time_us, 2), why=c.score.rationale()) for c in rec.ranked]
+            for t in top:   # only the constexprs the launch passes (HEAD_DIM/CAUSAL come from the shape)
+                t["kwargs"] = {k: v for k, v in t["kwargs"].items() if k not in shape}
+            out["pairs"].append(dict(kernel=name, shape=shape, recommended=top, reason=rec.reason,
+                                     author=author_configs(name, shape), grid=grid_configs(name, shape)))
+            print(name, shape, top[0]["kwargs"] if top else rec.reason, top[0]["num_warps"] if top else "")
+    PLAN.parent.mkdir(parents=True, exist_ok=True)
+    PLAN.write_text(json.dumps(out, indent=1) + "\n")
+
+
+# ------------------------------------------------------------------ run (on the GPU) -----------------------
+
+def _setup(name: str, shape: dict[str, Any]):  # noqa: C901 - one branch per kernel
+    import torch
+    import triton
+
+    sys.path.insert(0, str(ROOT))
+    dev = "cuda"
+    torch.manual_seed(0)
+    if name == "matmul":
+        from examples.matmul import matmul_kernel
+        M, N, K = shape["M"], shape["N"], shape["K"]
+        a = torch.randn(M, K, device=dev, dtype=torch.float16)
+        b = torch.randn(K, N, device=dev, dtype=torch.float16)
+        c = torch.empty(M, N, device=dev, dtype=torch.float16)
+        ref = (a.float() @ b.float())
+
+        def launch(cf):
+            grid = lambda META: (triton.cdiv(M, META["BLOCK_M"]) * triton.cdiv(N, META["BLOCK_N"]),)
+            matmul_kernel.fn[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                   c.stride(0), c.stride(1), **cf["kwargs"], num_warps=cf["num_warps"],
+                                   num_stages=cf["num_stages"])
+        return launch, [c], lambda: [ref], 2.0 * M * N * K, (M * K + K * N + M * N) * 2
+    if name == "attention":
+        from examples.attention_fwd import attn_fwd_kernel
+        Z, H, S, D, causal = shape["Z"], shape["H"], shape["N_CTX"], shape["HEAD_DIM"], shape["CAUSAL"]
+        q, k, v = (torch.randn(Z, H, S, D, device=dev, dtype=torch.float16) for _ in range(3))
+        o = torch.empty_like(q)
+        lse = torch.empty((Z, H, S), device=dev, dtype=torch.float32)
+        scale = D ** -0.5
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+
+        def launch(cf):
+            grid = lambda META: (triton.cdiv(S, META["BLOCK_M"]), Z * H, 1)
+            attn_fwd_kernel.fn[grid](q, k, v, scale, lse, o, *q.stride(), *k.stride(), *v.stride(), *o.stride(),
+                                     H, S, HEAD_DIM=D, CAUSAL=causal, **cf["kwargs"], num_warps=cf["num_warps"],
+                                     num_stages=cf["num_stages"])
+        return launch, [o], lambda: [ref], 4.0 * Z * H * S * S * D, 4 * Z * H * S * D * 2
+    rows = shape.get("n_rows", shape.get("M"))
+    cols = shape.get("n_cols", shape.get("N"))
+    if name == "softmax":
+        from examples.softmax import softmax_kernel
+        x = torch.randn(rows, cols, device=dev, dtype=torch.float16)
+        y = torch.empty_like(x)
+
+        def launch(cf):
+            softmax_kernel[(rows,)](y, x, x.stride(0), cols, **cf["kwargs"], num_warps=cf["num_warps"],
+                                    num_stages=cf["num_stages"])
+        return launch, [y], lambda: [torch.softmax(x.float(), -1)], 0, 2 * rows * cols * 2
+    if name == "layernorm":
+        from examples.layernorm import layernorm_fwd_kernel
+        x = torch.randn(rows, cols, device=dev, dtype=torch.float16)
+        w, bb = torch.randn(cols, device=dev), torch.randn(cols, device=dev)
+        y = torch.empty_like(x)
+        mean = torch.empty(rows, device=dev)
+        rstd = torch.empty(rows, device=dev)
+
+        def launch(cf):
+            layernorm_fwd_kernel[(rows,)](x, y, w, bb, mean, rstd, x.stride(0), cols, 1e-5, **cf["kwargs"],
+                                          num_warps=cf["num_warps"], num_stages=cf["num_stages"])
+        return (launch, [y], lambda: [torch.nn.functional.layer_norm(x.float(), (cols,), w, bb, 1e-5)], 0,
+                2 * rows * cols * 2)
+    if name == "rmsnorm":
+        from examples.rmsnorm import rmsnorm_fwd_kernel
+        x = torch.randn(rows, cols, device=dev, dtype=torch.float16)
+        w = torch.randn(cols, device=dev, dtype=torch.float16)
+        y = torch.empty_like(x)
+        rstd = torch.empty(rows, device=dev)
+
+        def launch(cf):
+            rmsnorm_fwd_kernel[(rows,)](x, w, y, rstd, x.stride(0), cols, 1e-6, **cf["kwargs"],
+                                        num_warps=cf["num_warps"], num_stages=cf["num_stages"])
+
+        def ref():
+            xf = x.float()
+            return [xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()]
+        return launch, [y], ref, 0, 2 * rows * cols * 2
+    if name == "cross_entropy":
+        from examples.cross_entropy import cross_entropy_fwd_kernel
+        logits = torch.randn(rows, cols, device=dev, dtype=torch.bfloat16)
+        labels = torch.randint(0, cols, (rows,), device=dev)
+        loss = torch.empty(rows, device=dev)
+        lse = torch.empty(rows, device=dev)
+
+        def launch(cf):
+            cross_entropy_fwd_kernel[(rows,)](logits, labels, loss, lse, logits.stride(0), cols, **cf["kwargs"],
+                                              num_warps=cf["num_warps"], num_stages=cf["num_stages"])
+        ref = lambda: [torch.nn.functional.cross_entropy(logits.float(), labels, reduction="none")]
+        return launch, [loss], ref, 0, rows * cols * 2
+    if name == "swiglu":
+        from examples.swiglu import swiglu_fwd_kernel
+        a = torch.randn(rows, cols, device=dev, dtype=torch.float16)
+        b = torch.randn(rows, cols, device=dev, dtype=torch.float16)
+        c = torch.empty_like(a)
+
+        def launch(cf):
+            swiglu_fwd_kernel.fn[(rows,)](a, b, c, a.stride(0), cols, **cf["kwargs"], num_warps=cf["num_warps"],
+                                          num_stages=cf["num_stages"])
+        return launch, [c], lambda: [torch.nn.functional.silu(a.float()) * b.float()], 0, 3 * rows * cols * 2
+    raise KeyError(name)
+
+
+def _key(c: dict[str, Any]) -> str:
+    return json.dumps([sorted(c["kwargs"].items()), c["num_warps"], c["num_stages"]])
+
+
+def _check(launch, outs, ref, cf) -> str | None:
+    import torch
+    for o in outs:
+        o.fill_(float("nan"))
+    try:
+        launch(cf)
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - OutOfResources, ptxas errors: the config is unusable
+        return f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+    for o, r in zip(outs, ref()):
+        of = o.float()
+        if torch.isnan(of).any():
+            return "NaN in output (unwritten or wrong)"
+        err = ((of - r).norm() / r.norm().clamp_min(1e-9)).item()
+        if err > 2e-2:
+            return f"wrong: rel err {err:.3g}"
+    return None
+
+
+def _time(launch, cf) -> float:
+    import torch
+    import triton.testing as tt
+    fn = lambda: launch(cf)
+    t = tt.do_bench(fn, warmup=10, rep=40, return_mode="median")
+    if t < 0.010:   # < 10 µs: launch gaps dominate plain do_bench; replay a CUDA graph instead
+        with torch.cuda.stream(torch.cuda.Stream()):
+            t = tt.do_bench_cudagraph(fn, rep=40, return_mode="median")
+    return t * 1000.0   # µs
+
+
+def _warm_worker(args: tuple[str, dict[str, Any], list[dict[str, Any]]]) -> int:
+    name, shape, cfgs = args
+    launch, outs, ref, _, _ = _setup(name, shape)
+    n = 0
+    for cf in cfgs:
+        if _check(launch, outs, ref, cf) is None:
+            n += 1
+    return n
+
+
+def run(outdir: str) -> None:
+    import multiprocessing as mp
+
+    import torch
+    import triton
+    plan_ = json.loads(PLAN.read_text())
+    only = os.environ.get("KL_ONLY")
+    pairs = [p for p in plan_["pairs"] if not only or p["kernel"] in only.split(",")]
+    # compile everything in parallel first: workers fill Triton's on-disk cache, the timing process hits it
+    jobs = []
+    for p in pairs:
+        cfgs = list({_key(c): c for c in p["grid"] + p["recommended"] + p["author"]}.values())
+        for i in range(0, len(cfgs), 8):
+            jobs.append((p["kernel"], p["shape"], cfgs[i:i + 8]))
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(min(14, os.cpu_count() or 4)) as pool:
+        pool.map(_warm_worker, jobs, chunksize=1)
+    print(f"[warm] {len(jobs)} jobs; torch {torch.__version__} triton {triton.__version__}", flush=True)
+    results = []
+    for p in pairs:
+        launch, outs, ref, flops, nbytes = _setup(p["kernel"], p["shape"])
+        cfgs = {_key(c): c for c in p["grid"] + p["recommended"] + p["author"]}
+        times: dict[str, float] = {}
+        errors: dict[str, str] = {}
+        for k, c in cfgs.items():
+            err = _check(launch, outs, ref, c)
+            if err:
+                errors[k] = err
+                continue
+            times[k] = _time(launch, c)
+        rec_keys = [_key(c) for c in p["recommended"]]
+        auth_keys = [_key(c) for c in p["author"]]
+        rec = rec_keys[0] if rec_keys else None
+        auth = min((k for k in auth_keys if k in times), key=lambda k: times[k], default=None)
+        best = min(times, key=lambda k: times[k])
+        finalists = [k for k in dict.fromkeys([rec, auth, best]) if k in times]
+        rounds: dict[str, list[float]] = {k: [] for k in finalists}
+        for _ in range(3):   # alternating rounds: each finalist once per round
+            for k in finalists:
+                rounds[k].append(_time(launch, cfgs[k]))
+        for k, v in rounds.items():
+            times[k] = sorted(v)[1]
+        best = min(times, key=lambda k: times[k])
+        seeded = next((i + 1 for i, k in enumerate(rec_keys) if k in times and times[k] <= 1.05 * times[best]), None)
+        row = dict(kernel=p["kernel"], shape=p["shape"], best=json.loads(best), best_us=times[best],
+                   rec=json.loads(rec) if rec else None, rec_us=times.get(rec) if rec else None,
+                   rec_error=errors.get(rec) if rec else p.get("reason"),
+                   author=json.loads(auth) if auth else None, author_us=times.get(auth) if auth else None,
+                   seeded_within_5pct=seeded, n_timed=len(times), n_failed=len(errors),
+                   tflops=(flops / times[best] / 1e6) if flops else None,
+                   tbps=nbytes / times[best] / 1e6, errors=sorted(set(errors.values()))[:4],
+                   all_us={k: round(v, 2) for k, v in times.items()}, failed=errors)
+        results.append(row)
+        rr = row["rec_us"] / row["best_us"] if row["rec_us"] else float("nan")
+        ar = row["author_us"] / row["best_us"] if row["author_us"] else float("nan")
+        print(f"{p['kernel']:<14} {json.dumps(p['shape']):<60} best {row['best_us']:8.1f} µs  rec/best "
+              f"{1 / rr if rr == rr else float('nan'):.3f}  author/best {1 / ar if ar == ar else float('nan'):.3f}  "
+              f"seed {seeded}  ({len(times)} timed, {len(errors)} failed)", flush=True)
+    Path(outdir).mkdir(parents=True, exist_ok=True)
+    info = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__)
+    (Path(outdir) / "gpu_configs_results.json").write_text(json.dumps(dict(info=info, rows=results), indent=1))
+
+
+# ------------------------------------------------------------------ report (here) --------------------------
+
+def report(path: str) -> None:
+    data = json.loads(Path(path).read_text())
+    rows = data["rows"]
+    lines = [f"# Config quality on {data['info']['gpu']} (Triton {data['info']['triton']}, torch {data['info']['torch']})",
+             "", "Speed relative to the best timed config (best time / config time: 1.000 = as fast as the best, "
+             "higher is better). Produced by `benchmarks/gpu_configs.py`; recommendations from `plan.json`.", "",
+             "| kernel | shape | best µs | best config | kernlint rec | rec/best | author/best | seeded: configs to ≤5% |",
+             "|---|---|---:|---|---|---:|---:|---:|"]
+    rr, ar, seeds = [], [], []
+
+    def lab(c: dict[str, Any] | None) -> str:
+        if not c:
+            return "—"
+        kw = "".join(f"{k.replace('BLOCK_', '').replace('SIZE', 'B')}{v}·" for k, v in c[0] if k != "GROUP_M")
+        return f"{kw}w{c[1]}s{c[2]}"
+    for r in rows:
+        rec = r["best_us"] / r["rec_us"] if r["rec_us"] else None
+        au = r["best_us"] / r["author_us"] if r["author_us"] else None
+        if rec:
+            rr.append(rec)
+        if au:
+            ar.append(au)
+        seeds.append(r["seeded_within_5pct"] or 99)
+        shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
+        lines.append(f"| {r['kernel']} | {shape} | {r['best_us']:.1f} | {lab(r['best'])} | {lab(r['rec'])} | "
+                     f"{rec:.3f} | {au:.3f} | {r['seeded_within_5pct'] or '>5'} |" if rec and au else
+                     f"| {r['kernel']} | {shape} | {r['best_us']:.1f} | {lab(r['best'])} | {r.get('rec_error')} | — | — | — |")
+    g = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    seeds.sort()
+    lines += ["", f"Geomean rec/best **{g(rr):.3f}** (worst {min(rr):.3f}); author/best **{g(ar):.3f}** "
+              f"(worst {min(ar):.3f}); rec vs author **{g(rr) / g(ar):.3f}×**; seeded search: median "
+              f"{seeds[len(seeds) // 2]} config(s) to get within 5% of the best ({len(rows)} kernel×shape pairs)."]
+    out = ROOT / "benchmarks" / "gpu" / "h200_configs.md"
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1] if len(sys.argv) > 1 else "plan"
+    if cmd == "plan":
+        plan()
+    elif cmd == "run":
+        run(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OUT", "."))
+    elif cmd == "report":
+        report(sys.argv[2])

@@ -1,0 +1,89 @@
+"""`kernlint recommend PATH... --target h100 [--shape M=4096,N=4096] [-o kernlint.lock.json]`."""
+from __future__ import annotations
+
+import argparse
+import ast
+import textwrap
+from typing import Any, TextIO
+
+from kernlint.recommend.store import Entry, kernel_id, write_store
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("recommend", help="recommend configs per kernel, target and shape bucket")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--target", action="append", default=[], metavar="GPU", help="h100 (default), h200, b200, ...")
+    p.add_argument("--shape", action="append", default=[], metavar="K=V,...",
+                   help="a shape bucket, e.g. M=4096,N=4096,K=1024 (repeatable; a constexpr here is fixed)")
+    p.add_argument("--top-k", type=int, default=3)
+    p.add_argument("-o", "--output", metavar="PATH", help="write the config store (kernlint.lock.json)")
+
+
+def kernel_source(path: str, line: int) -> str:
+    """The kernel's text from its `def` (what Triton's JITFunction.src holds), dedented."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    lines = text.splitlines()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef) and node.lineno == line:
+            return textwrap.dedent("\n".join(lines[node.lineno - 1: node.end_lineno]))
+    return ""
+
+
+def _parse_shape(text: str) -> dict[str, Any]:
+    from kernlint.analysis.configs import parse_config_option
+    return parse_config_option(text)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from kernlint import __version__
+    from kernlint.api import Settings, lint_paths
+    from kernlint.hardware.specs import resolve_targets
+    from kernlint.recommend.core import bucket_label, buckets_for, minimax, recommend
+
+    targets = resolve_targets(args.target or ["h100"])
+    shapes = [_parse_shape(s) for s in args.shape]
+    result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets)))
+    entries: list[Entry] = []
+    for f in result.files:
+        for k in f.kernels:
+            kid = kernel_id(k.jit.module, k.jit.qualname, kernel_source(k.jit.path, k.jit.line))
+            for spec in targets:
+                buckets = [dict(s) for s in shapes] if shapes else buckets_for(k, None)
+                recs = [recommend(k, spec, b, top_k=max(args.top_k, 50 if not shapes else args.top_k))
+                        for b in buckets]
+                unknown = not shapes and len(recs) > 1
+                out.write(f"{f.path}::{k.jit.qualname} [{spec.key}]\n")
+                if unknown:   # no shapes: one config good for every bucket (the worst bucket is minimised)
+                    pick = minimax(recs)
+                    if pick is None:
+                        out.write(f"  no recommendation: {next((r.reason for r in recs if r.reason), 'no config fits')}\n")
+                        continue
+                    out.write(f"  shapes unknown: best worst-case over {len(recs)} buckets -> {pick.label()}\n")
+                    entries.append(_entry(kid, spec.key, "*", pick))
+                    continue
+                for b, rec in zip(buckets, recs):
+                    label = bucket_label(b)
+                    if not rec.ranked:
+                        out.write(f"  {label}: no recommendation: {rec.reason}\n")
+                        continue
+                    out.write(f"  {label}: searched {rec.searched} configs\n")
+                    for i, c in enumerate(rec.ranked[:args.top_k], 1):
+                        out.write(f"    {i}. {c.label()}\n       {c.score.rationale()}\n")
+                    if rec.author:
+                        out.write(f"    author: {rec.author.label()}  ({rec.author.score.rationale()})\n")
+                    entries.append(_entry(kid, spec.key, label, rec.ranked[0]))
+    if args.output:
+        write_store(args.output, entries, f"kernlint {__version__}")
+        out.write(f"wrote {len(entries)} entries to {args.output}\n")
+    return 0
+
+
+def _entry(kid: str, target: str, bucket: str, c: Any) -> Entry:
+    est = c.estimate
+    summary = {"registers": est.registers.allocated if est.registers else None,
+               "spill_bytes": est.registers.spill_bytes if est.registers else None,
+               "smem": est.smem.total if est.smem else None,
+               "ctas_per_sm": est.occupancy.ctas_per_sm if est.occupancy else None,
+               "model_us": round(c.score.time_us, 2)}
+    return Entry(kid, target, bucket, c.config(), summary, c.score.rationale())

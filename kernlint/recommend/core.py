@@ -1,0 +1,278 @@
+"""Search a kernel's config space with `estimate()` and rank by the time model (kernlint.recommend.model).
+
+The space is learnt, not invented (DESIGN.md §8: "stay inside [the author's space] unless the kernel proves
+otherwise"): tile constexprs range over powers of two between the smallest and largest value the author's
+configs use, pairwise relations every author config satisfies (BLOCK_M ≥ BLOCK_N, BLOCK_M == BLOCK_N) are
+kept, and `tl.static_assert` conditions are evaluated per candidate. Constexprs that do not shape a tile
+(GROUP_M, CAUSAL) keep the author's value. A block size the host computes at the launch (softmax's
+`next_power_of_2(n_cols)`) is only searched when a loop steps by it (a looped reduction accepts any
+block); otherwise it must come from the bucket (`--shape BLOCK_SIZE=...`) or there is no recommendation.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernlint.analysis.configs import ConfigPoint
+from kernlint.analysis.estimate import KernelEstimate, estimate, shape_symbols
+from kernlint.hardware.specs import GpuSpec
+from kernlint.recommend.model import Score, kernel_work, score
+from kernlint.recommend.source import KernelSource, check_asserts, evaluate_grid, read_kernel_source
+
+WARPS = (1, 2, 4, 8, 16, 32)
+DEFAULT_SHAPE = 4096          # a host size the bucket does not name
+UNKNOWN_BUCKETS = (1024, 4096, 16384)
+
+
+@dataclass
+class Candidate:
+    constexprs: dict[str, Any]
+    num_warps: int
+    num_stages: int
+    estimate: KernelEstimate
+    score: Score
+    in_author_space: bool = True
+
+    def config(self) -> dict[str, Any]:
+        return {"kwargs": dict(self.constexprs), "num_warps": self.num_warps, "num_stages": self.num_stages}
+
+    def label(self) -> str:
+        kv = ", ".join(f"{k}={v}" for k, v in self.constexprs.items())
+        return f"{kv + ', ' if kv else ''}num_warps={self.num_warps}, num_stages={self.num_stages}"
+
+
+@dataclass
+class Recommendation:
+    kernel: str
+    target: str
+    bucket: dict[str, int]
+    ranked: list[Candidate] = field(default_factory=list)
+    author: Candidate | None = None
+    reason: str | None = None            # set when there is no recommendation
+    searched: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class Space:
+    tunable: dict[str, list[int]]        # constexpr → candidate values
+    fixed: dict[str, Any]                # constexprs kept at one value
+    relations: list[tuple[str, str, str]]  # (a, op, b) every author config satisfies
+    stages: list[int]
+    author_points: list[ConfigPoint]
+    reason: str | None = None
+
+
+def _pow2_between(lo: int, hi: int) -> list[int]:
+    out, v = [], 1
+    while v <= hi:
+        if v >= lo:
+            out.append(v)
+        v *= 2
+    return out
+
+
+def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Space:
+    jit, ir = kernel.jit, kernel.ir
+    tiles = shape_symbols(ir)
+    known = [p for p in kernel.points if not p.unknown]
+    author = [p for p in kernel.points if p.origin in ("autotune", "launch", "default")]
+    tunable: dict[str, list[int]] = {}
+    fixed: dict[str, Any] = {}
+    loop_steps = {ast_name(lf.step) for lf in src.loops.values()} - {None}
+    for name in ir.constexprs:
+        if name in bucket:
+            fixed[name] = bucket[name]
+            continue
+        vals = [p.constexprs[name] for p in known if name in p.constexprs]
+        ints = [v for v in vals if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+        if name in tiles and ints and len(ints) == len(vals) and all(v & (v - 1) == 0 for v in ints) \
+                and any(p.origin == "autotune" for p in known):
+            tunable[name] = _pow2_between(min(ints), max(ints))
+        elif name in tiles and name in loop_steps:
+            # a looped block: any power of two works; wider than the loop's extent only wastes lanes
+            hi = 65536
+            for lf in src.loops.values():
+                if ast_name(lf.step) == name:
+                    from kernlint.recommend.source import SafeEval
+                    stop = SafeEval(bucket, lf.locals)(lf.stop)
+                    if isinstance(stop, (int, float)) and stop > 0:
+                        hi = min(hi, 1 << max(0, int(stop) - 1).bit_length())
+            tunable[name] = _pow2_between(min(128, hi), hi)
+        elif vals:
+            fixed[name] = Counter(map(repr, vals)).most_common(1)[0][0]
+            fixed[name] = next(v for v in vals if repr(v) == fixed[name])
+        elif name in tiles:
+            return Space({}, {}, [], [], author,
+                         f"`{name}` shapes a tile but its value is computed at the launch site; "
+                         f"pass it in the bucket (--shape {name}=...)")
+    rel: list[tuple[str, str, str]] = []
+    auto = [p for p in known if p.origin == "autotune"]
+    for a, b in itertools.permutations(tunable, 2):
+        pairs = [(p.constexprs.get(a), p.constexprs.get(b)) for p in auto]
+        if len(pairs) < 2 or any(not isinstance(x, int) or not isinstance(y, int) for x, y in pairs):
+            continue
+        if all(x == y for x, y in pairs):
+            if a < b:
+                rel.append((a, "==", b))
+        elif all(x >= y for x, y in pairs):
+            rel.append((a, ">=", b))
+    has_loop = bool(src.loops) or any(op.kind == "for" for op, _ in ir.walk())
+    has_dot = any(op.kind == "dot" for op, _ in ir.walk())
+    stages = list(range(1, 8)) if has_dot else ([1, 2, 3] if has_loop else [1])
+    return Space(tunable, fixed, rel, stages, author)
+
+
+def ast_name(node: Any) -> str | None:
+    import ast
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _relations_ok(values: Mapping[str, Any], rel: list[tuple[str, str, str]]) -> bool:
+    for a, op, b in rel:
+        if op == "==" and values[a] != values[b]:
+            return False
+        if op == ">=" and values[a] < values[b]:
+            return False
+    return True
+
+
+def _evaluate(kernel: Any, src: KernelSource, spec: GpuSpec, values: dict[str, Any], nw: int, ns: int,
+              bucket: Mapping[str, Any], rejected: Counter[str] | None = None) -> Candidate | None:
+    point = ConfigPoint(values, nw, ns, "cli", kernel.jit.line)
+    est = estimate(kernel.ir, point, spec)
+    why = None
+    if not est.estimated:
+        why = "not modelled"
+    elif est.smem_over:
+        why = "shared memory over the limit"
+    elif est.tmem_over:
+        why = "tensor memory over the limit"
+    elif est.occupancy is None or est.occupancy.ctas_per_sm == 0:
+        why = "does not fit on an SM"
+    elif est.registers is not None and est.registers.pressure > 2.0:
+        why = "register demand over 2× the budget"
+    if why:
+        if rejected is not None:
+            rejected[why] += 1
+        return None
+    env = {**bucket, **values}
+    work = kernel_work(kernel.ir, src, env, ns)
+    ctas = evaluate_grid(src, env)
+    return Candidate(values, nw, ns, est, score(est, work, spec, ctas))
+
+
+def bucket_env(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> dict[str, Any]:
+    """Fill names the grid/loops need but the bucket does not give with DEFAULT_SHAPE."""
+    env = dict(bucket)
+    import ast
+    names: set[str] = set()
+    for expr, _ in src.grids:
+        names |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    for lf in src.loops.values():
+        for e in (lf.start, lf.stop, lf.step):
+            if e is not None:
+                names |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+    params = {p.name for p in kernel.jit.params if not p.is_constexpr}
+    for n in names | params:
+        if n not in env and n not in kernel.ir.constexprs and not n.startswith(("stride", "META")) \
+                and n not in ("triton", "tl", "grid", "lambda"):
+            env[n] = DEFAULT_SHAPE
+    return env
+
+
+def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int = 5,
+              src: KernelSource | None = None) -> Recommendation:
+    jit = kernel.jit
+    rec = Recommendation(jit.full_name, spec.key, dict(bucket))
+    if src is None:
+        src = read_kernel_source(jit.path, jit.name)
+    env = bucket_env(kernel, src, bucket)
+    space = learn_space(kernel, src, bucket)
+    if space.reason:
+        rec.reason = space.reason
+        return rec
+    if kernel.ir.unmodelled:
+        rec.reason = "the model does not cover: " + "; ".join(u.construct for u in kernel.ir.unmodelled[:3])
+    names = list(space.tunable)
+    cands: list[Candidate] = []
+    for combo in itertools.product(*(space.tunable[n] for n in names)):
+        values = {**space.fixed, **dict(zip(names, combo))}
+        if not _relations_ok(values, space.relations):
+            rec.rejected["outside the author's relations"] += 1
+            continue
+        bad = check_asserts(src, values)
+        if bad:
+            rec.rejected[f"static_assert({bad})"] += 1
+            continue
+        for nw in WARPS:
+            for ns in space.stages:
+                rec.searched += 1
+                c = _evaluate(kernel, src, spec, values, nw, ns, env, rec.rejected)
+                if c is not None:
+                    cands.append(c)
+    for p in space.author_points:
+        if not p.unknown:
+            vals = {**space.fixed, **{k: v for k, v in p.constexprs.items() if k in kernel.ir.constexprs}}
+            a = _evaluate(kernel, src, spec, vals, p.num_warps, p.num_stages, env)
+            if a and (rec.author is None or a.score.time_us < rec.author.score.time_us):
+                rec.author = a
+    if not cands:
+        rec.reason = rec.reason or ("no config fits: " + ", ".join(f"{k} ×{v}" for k, v in rec.rejected.items()))
+        return rec
+    cands.sort(key=_rank_key)
+    rec.ranked = cands[:top_k]
+    return rec
+
+
+def _rank_key(c: Candidate) -> tuple[float, float, int, int]:
+    # ties (same modelled time) go to fewer spills, then fewer stages and warps: cheaper to compile, less risk
+    spill = c.estimate.registers.spill_bytes if c.estimate.registers else 0
+    return (round(c.score.time_us, 3), spill, c.num_stages, c.num_warps)
+
+
+def buckets_for(kernel: Any, shapes: Mapping[str, int] | None) -> list[dict[str, int]]:
+    """The user's shape, or (autotune key known, shapes unknown) one bucket per representative size."""
+    if shapes:
+        return [dict(shapes)]
+    key = kernel.jit.autotune.key if kernel.jit.autotune else ()
+    names = [k for k in key if k not in kernel.ir.constexprs]
+    if not names:
+        return [{}]
+    return [{n: size for n in names} for size in UNKNOWN_BUCKETS]
+
+
+def bucket_label(bucket: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={_pow2_bucket(v)}" for k, v in sorted(bucket.items())) or "*"
+
+
+def _pow2_bucket(v: Any) -> Any:
+    if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+        return 1 << max(0, v - 1).bit_length()
+    return v
+
+
+def minimax(recs: list[Recommendation]) -> Candidate | None:
+    """Shapes unknown: the config whose worst bucket is closest to that bucket's best (max ratio minimal)."""
+    if not recs or any(not r.ranked for r in recs):
+        return None
+    table: dict[str, list[float]] = {}
+    keep: dict[str, Candidate] = {}
+    for r in recs:
+        best = r.ranked[0].score.time_us
+        for c in r.ranked:
+            table.setdefault(c.label(), []).append(c.score.time_us / best)
+            keep.setdefault(c.label(), c)
+    full = {k: v for k, v in table.items() if len(v) == len(recs)}
+    if not full:
+        return recs[len(recs) // 2].ranked[0]
+    best_label = min(full, key=lambda k: (max(full[k]), sum(full[k])))
+    return keep[best_label]
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")

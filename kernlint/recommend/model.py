@@ -1,0 +1,209 @@
+"""An explainable time model for ranking configs: waves × max(compute, memory, issue, latency) per wave.
+
+Each term is a number a reviewer can check by hand; the rationale names the one that dominates.
+  * Work per CTA comes from the IR: `tl.dot` FLOPs, loaded/stored bytes and element operations, each
+    multiplied by the trip counts of the loops around it (read from the source, `source.trip_count`).
+  * Waves: CTAs of the bucket's grid over `ctas_per_sm × SMs` (occupancy from `estimate()`).
+  * Compute: tensor-core rate per SM, scaled by eligibility — wgmma only with ≥ 4 warps and ≥ 64-row tiles
+    (DESIGN.md §5: buffers = num_stages "when the dot runs on wgmma (BM ≥ 64 and num_warps ≥ 4)"), and
+    by the operand reuse of the instruction's N (smem bandwidth bounds small-N wgmma).
+  * Memory: bandwidth per SM times a Little's-law factor — bytes in flight per SM (CTAs × bytes per loop
+    iteration × pipeline depth) over bandwidth × latency. Dot operands are re-read by many CTAs and mostly
+    hit L2, so they see `L2_OVER_DRAM` × DRAM bandwidth.
+  * Latency: one CTA's dependent DRAM round trips (loop iterations ÷ pipeline depth) — what small grids
+    and 1-row-per-CTA reductions are bound by.
+  * Spills: every spilled byte per thread is a local-memory store and load: penalised, not banned
+    (DESIGN.md §5: "the fastest config sometimes spills").
+Constants are leads from datasheets (H100/H200 SXM: 989 dense fp16 TFLOP/s, 3.35/4.8 TB/s) and ordinary
+Hopper latencies; they rank configs, they do not predict microseconds.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kernlint.analysis.estimate import KernelEstimate
+from kernlint.hardware.specs import GpuSpec
+from kernlint.ir.nodes import KernelIR, Op, element_bytes, is_pointer, pointee
+from kernlint.recommend.source import KernelSource, trip_count
+
+# Dense fp16/bf16 tensor-core TFLOP/s by architecture [DS-*]; mma.sync on Hopper reaches about 2/3 of wgmma
+# (an assumption of this model, stated in the rationale).
+TC_TFLOPS = {90: 989.0, 100: 2250.0, 80: 312.0, 89: 362.0, 120: 419.0}
+MMA_SYNC_ON_ASYNC_HW = 0.62
+CLOCK_GHZ = {90: 1.755, 100: 1.9, 80: 1.41, 89: 2.5, 120: 2.4}
+DRAM_LATENCY_US = 0.8          # loaded DRAM round trip, µs
+LAUNCH_US = 2.5                # kernel launch + first/last wave ramp
+CTA_OVERHEAD_US = 0.25         # CTA start, index math, epilogue store drain
+L2_OVER_DRAM = 3.5             # L2 hit bandwidth over DRAM: a 128x256 wgmma tile streams ~11 TB/s of operands
+SOFT_MAX_P = 4.0               # per-wave time = p-norm of the bounds: the largest dominates, the others still count
+SPILL_US_PER_BYTE_THREAD = 0.004
+ITER_BASE_US = 0.4
+ITER_PER_ELEM_US = 0.05
+
+
+def dram_bytes_per_s(spec: GpuSpec) -> float:
+    m = re.search(r"([\d.]+)\s*(TB|GB)/s", spec.memory)
+    if not m:
+        return 2e12
+    return float(m.group(1)) * (1e12 if m.group(2) == "TB" else 1e9)
+
+
+@dataclass(frozen=True)
+class Work:
+    flops: float           # tl.dot FLOPs per CTA
+    dot_bytes: float       # bytes loaded into dot operands per CTA
+    bytes: float           # other bytes loaded/stored per CTA
+    ops: float             # element operations per CTA (issue slots, all warps together)
+    iter_bytes: float      # bytes one loop iteration (or the straight-line body) has in flight
+    serial: float          # dependent DRAM round trips of one CTA
+    pipelined: bool        # the loop's loads are software pipelined (num_stages ≥ 2 and a loop exists)
+    iter_elems: float      # largest loaded tile of one iteration (elements): per-thread serial work
+    unknown_trips: tuple[int, ...]
+
+
+def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
+    n = 1.0
+    for d in shape:
+        v = d.evaluate(env)
+        n *= v if isinstance(v, (int, float)) and not isinstance(v, bool) else 1
+    return n
+
+
+def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int) -> Work:
+    flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = 0.0
+    unknown: list[int] = []
+    has_loop = False
+    dot_inputs: set[int] = set()
+    for op, _ in ir.walk():
+        if op.kind == "dot":
+            dot_inputs.update(v.id for v in op.operands[:2])
+
+    def visit(ops_: tuple[Op, ...], mult: float, depth: int) -> None:
+        nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems
+        body_bytes = 0.0
+        loads = 0
+        for op in ops_:
+            if op.kind == "for":
+                has_loop = True
+                trips = trip_count(src, op.line, env)
+                if trips is None:
+                    unknown.append(op.line)
+                    trips = 8
+                for region in op.regions:
+                    visit(region.ops, mult * trips, depth + 1)
+                continue
+            for region in op.regions:
+                visit(region.ops, mult, depth)
+            res = op.result
+            if op.kind == "dot" and res is not None:
+                m, n, k = (_val(op.attrs.get(x), env) for x in ("M", "N", "K"))
+                flops += 2.0 * m * n * k * mult
+            elif op.kind in ("load", "store"):
+                val = res if op.kind == "load" else (op.operands[1] if len(op.operands) > 1 else None)
+                if val is None or not val.is_tile:
+                    continue
+                dtype = pointee(val.dtype) if is_pointer(val.dtype) else val.dtype
+                b = _numel(val.shape, env) * element_bytes(dtype)
+                if op.kind == "load" and res is not None and res.id in dot_inputs:
+                    dot_bytes += b * mult
+                else:
+                    other += b * mult
+                body_bytes += b
+                iter_elems = max(iter_elems, _numel(val.shape, env))
+                loads += op.kind == "load"
+            elif res is not None and res.is_tile:
+                ops += _numel(res.shape, env) * mult
+        if loads:
+            serial += mult
+        iter_bytes = max(iter_bytes, body_bytes)
+
+    visit(ir.body.ops, 1.0, 0)
+    # Triton's software pipeliner multi-buffers the loads that feed a tl.dot; other loop loads are not
+    # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
+    return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
+                iter_elems, tuple(unknown))
+
+
+def _val(expr: Any, env: Mapping[str, Any]) -> float:
+    if expr is None:
+        return 1.0
+    v = expr.evaluate(env) if hasattr(expr, "evaluate") else expr
+    return float(v) if isinstance(v, (int, float)) else 1.0
+
+
+@dataclass(frozen=True)
+class Score:
+    time_us: float
+    terms: dict[str, float]     # per-wave µs of each bound
+    waves: int
+    ctas: int | None
+    bound: str
+    notes: tuple[str, ...]
+
+    def rationale(self) -> str:
+        t = ", ".join(f"{k} {v:.2f}" for k, v in self.terms.items())
+        grid = f"{self.ctas} CTAs in {self.waves} wave(s)" if self.ctas else "grid unknown (throughput only)"
+        extra = ("; " + "; ".join(self.notes)) if self.notes else ""
+        return f"~{self.time_us:.1f} µs model, {self.bound}-bound; {grid}; per-wave µs: {t}{extra}"
+
+
+def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> Score:
+    cfg = est.config
+    occ = est.occupancy
+    assert occ is not None and est.registers is not None
+    notes: list[str] = []
+    per_sm_ctas = max(1, occ.ctas_per_sm)
+    if ctas is not None:
+        waves = max(1, math.ceil(ctas / (per_sm_ctas * spec.sms)))
+        # in a partial single wave the SM only holds what the grid gives it
+        resident = min(per_sm_ctas, max(1, math.ceil(ctas / spec.sms)))
+    else:
+        waves, resident = 1, per_sm_ctas
+    # compute
+    tc = TC_TFLOPS.get(spec.capability, 300.0) * 1e12 / spec.sms
+    eff = 1.0
+    if work.flops:
+        asyncs = [d.async_mma for d in est.dots]
+        if spec.tensor_core != "mma_sync" and not all(asyncs):
+            eff *= MMA_SYNC_ON_ASYNC_HW
+            notes.append("no wgmma (needs ≥ 4 warps and ≥ 64-row tiles): mma.sync")
+        ns = [d.n for d in est.dots if d.n]
+        if ns:  # operand reuse of one instruction: 64×N outputs per (64+N)×K operands read from smem
+            n = min(min(ns), 256)
+            eff *= min(1.0, (64 * n / (64 + n)) / (64 * 128 / 192))
+    warps_resident = resident * cfg.num_warps
+    compute = resident * work.flops / (tc * eff) * 1e6 if work.flops else 0.0
+    # memory, with Little's law: enough bytes in flight per SM to cover the latency at full bandwidth
+    bw = dram_bytes_per_s(spec) / spec.sms
+    depth = max(1, cfg.num_stages - 1) if work.pipelined else 1
+    in_flight = resident * work.iter_bytes * depth
+    need = bw * DRAM_LATENCY_US * 1e-6
+    # saturating, not a knee: 1 − e^(−x) gives 63% at exactly enough bytes in flight, 95% at three times
+    mem_eff = max(1.0 - math.exp(-in_flight / need), 0.05) if need else 1.0
+    memory = resident * (work.bytes + work.dot_bytes / L2_OVER_DRAM) / (bw * mem_eff) * 1e6
+    # instruction issue: 4 schedulers × 32 lanes per clock, fewer than 8 resident warps cannot hide ALU latency
+    lanes = 128 * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3   # element ops per µs per SM
+    issue = resident * work.ops / (lanes * min(1.0, warps_resident / 8)) if work.ops else 0.0
+    if work.pipelined:
+        latency = work.serial * DRAM_LATENCY_US / depth + CTA_OVERHEAD_US
+    else:
+        # an unpipelined iteration costs a round trip plus per-thread serial work: fitted on H200 row
+        # kernels (benchmarks/gpu/h200_results_run2.json: 1 warp × 1024-element blocks ≈ 6 µs/iteration)
+        per_thread = work.iter_elems / (32 * cfg.num_warps)
+        latency = work.serial * (ITER_BASE_US + ITER_PER_ELEM_US * per_thread) + CTA_OVERHEAD_US
+    terms = {"compute": compute, "memory": memory, "issue": issue, "latency": latency}
+    bound = max(terms, key=lambda k: terms[k])
+    wave = sum(v ** SOFT_MAX_P for v in terms.values()) ** (1.0 / SOFT_MAX_P)
+    spill = est.registers.spill_bytes
+    if spill:
+        wave += resident * spill * SPILL_US_PER_BYTE_THREAD * (work.serial or 1)
+        notes.append(f"~{spill} B/thread spilled")
+    if mem_eff < 0.9 and bound == "memory":
+        notes.append(f"{in_flight / 1024:.0f} KiB in flight per SM covers {mem_eff:.0%} of the latency")
+    if work.unknown_trips:
+        notes.append("loop trip count unknown at line(s) " + ",".join(map(str, work.unknown_trips)) + ": assumed 8")
+    return Score(LAUNCH_US + waves * wave, terms, waves, ctas, bound, tuple(notes))

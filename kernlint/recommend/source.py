@@ -1,0 +1,215 @@
+"""Host-side facts the estimate model does not carry, read from the kernel's file with `ast` (never executed).
+
+The recommender needs three things the IR leaves symbolic: the launch grid (to count waves over the SMs),
+loop trip counts (to turn per-iteration work into per-CTA work) and `tl.static_assert` conditions (to stay
+inside the block sizes the kernel accepts). All three are plain Python expressions over kernel parameters,
+constexprs and host variables; `SafeEval` evaluates the small subset they use (arithmetic, comparisons,
+`cdiv`/`min`/`max`/`next_power_of_2`, `META["X"]`) and answers None for anything else.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_FUNCS = {
+    "cdiv": lambda a, b: -(-a // b), "min": min, "max": max, "minimum": min, "maximum": max,
+    "next_power_of_2": lambda a: 1 << max(0, int(a) - 1).bit_length(), "abs": abs,
+}
+_BIN = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Div: lambda a, b: a / b,
+        ast.Pow: lambda a, b: a ** b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+        ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b}
+_CMP = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+        ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+class _Unknown(Exception):
+    pass
+
+
+class SafeEval:
+    """Evaluate an expression over `env`; names bound by `locals_` (name → expression) are followed once."""
+
+    def __init__(self, env: Mapping[str, Any], locals_: Mapping[str, list[ast.expr]] | None = None) -> None:
+        self.env = env
+        self.locals = locals_ or {}
+        self._depth = 0
+
+    def __call__(self, node: ast.expr | None) -> Any:
+        if node is None:
+            return None
+        try:
+            return self._ev(node)
+        except (_Unknown, ZeroDivisionError, TypeError, ValueError, OverflowError):
+            return None
+
+    def _ev(self, n: ast.AST) -> Any:
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float, bool)):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id in self.env:
+                return self.env[n.id]
+            if n.id in self.locals and self._depth < 4:
+                # a local bound on several paths (causal `hi` vs `N_CTX`): the largest is the worst case
+                self._depth += 1
+                try:
+                    vals = [v for v in (self(e) for e in self.locals[n.id]) if isinstance(v, (int, float))]
+                finally:
+                    self._depth -= 1
+                if vals:
+                    return max(vals)
+            raise _Unknown(n.id)
+        if isinstance(n, ast.BinOp) and type(n.op) in _BIN:
+            return _BIN[type(n.op)](self._ev(n.left), self._ev(n.right))
+        if isinstance(n, ast.UnaryOp):
+            v = self._ev(n.operand)
+            if isinstance(n.op, ast.USub):
+                return -v
+            if isinstance(n.op, ast.Not):
+                return not v
+            if isinstance(n.op, ast.UAdd):
+                return v
+        if isinstance(n, ast.BoolOp):
+            vals = [self._ev(v) for v in n.values]
+            return all(vals) if isinstance(n.op, ast.And) else any(vals)
+        if isinstance(n, ast.Compare):
+            left = self._ev(n.left)
+            for op, comp in zip(n.ops, n.comparators):
+                right = self._ev(comp)
+                if type(op) not in _CMP or not _CMP[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(n, ast.Tuple):
+            return tuple(self._ev(e) for e in n.elts)
+        if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.value, ast.Name):
+            key = n.slice.value  # META["BLOCK_M"]
+            if isinstance(key, str) and key in self.env:
+                return self.env[key]
+        if isinstance(n, ast.Call) and not n.keywords:
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
+            if name in _FUNCS:
+                return _FUNCS[name](*(self._ev(a) for a in n.args))
+            if name in ("multiple_of", "max_contiguous", "int", "to") and n.args:
+                return self._ev(n.args[0])
+        raise _Unknown(ast.dump(n)[:40])
+
+
+@dataclass
+class LoopFacts:
+    start: ast.expr | None
+    stop: ast.expr | None
+    step: ast.expr | None
+    locals: dict[str, list[ast.expr]]
+
+
+@dataclass
+class KernelSource:
+    """What the recommender reads from the file around one kernel."""
+
+    static_asserts: list[str] = field(default_factory=list)       # source text of each condition
+    assert_nodes: list[ast.expr] = field(default_factory=list)
+    loops: dict[int, LoopFacts] = field(default_factory=dict)     # line of `for` → bounds (kernel and helpers)
+    grids: list[tuple[ast.expr, dict[str, list[ast.expr]]]] = field(default_factory=list)
+
+
+def _locals(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
+    out: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out.setdefault(node.targets[0].id, []).append(node.value)
+    return out
+
+
+def _range_args(it: ast.expr) -> tuple[ast.expr | None, ast.expr | None, ast.expr | None] | None:
+    if not isinstance(it, ast.Call):
+        return None
+    name = it.func.attr if isinstance(it.func, ast.Attribute) else getattr(it.func, "id", None)
+    if name not in ("range", "static_range"):
+        return None
+    a = list(it.args)
+    if len(a) == 1:
+        return ast.Constant(0), a[0], ast.Constant(1)
+    if len(a) >= 2:
+        return a[0], a[1], a[2] if len(a) > 2 else ast.Constant(1)
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(path: str, mtime: float) -> ast.Module | None:
+    try:
+        with open(path, "rb") as fh:
+            return ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
+    import os
+
+    try:
+        tree = _parse(path, os.path.getmtime(path))
+    except OSError:
+        tree = None
+    out = KernelSource()
+    if tree is None:
+        return out
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        loc = _locals(fn)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.For):
+                args = _range_args(node.iter)
+                if args:
+                    out.loops[node.lineno] = LoopFacts(*args, loc)
+            if fn.name == kernel_name and isinstance(node, ast.Call) and node.args:
+                f = node.func
+                if isinstance(f, ast.Attribute) and f.attr == "static_assert":
+                    out.static_asserts.append(ast.unparse(node.args[0]))
+                    out.assert_nodes.append(node.args[0])
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+                callee = node.func.value
+                name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
+                if name == kernel_name:
+                    out.grids.append((node.func.slice, loc))
+    return out
+
+
+def evaluate_grid(src: KernelSource, env: Mapping[str, Any]) -> int | None:
+    """Number of CTAs of the first launch whose grid evaluates (a lambda is applied to META = env)."""
+    for expr, loc in src.grids:
+        node: ast.expr | None = expr
+        if isinstance(node, ast.Name) and node.id in loc:
+            node = loc[node.id][-1]
+        if isinstance(node, ast.Lambda):
+            node = node.body
+        val = SafeEval(env, loc)(node)
+        if isinstance(val, (int, float)):
+            val = (val,)
+        if isinstance(val, tuple) and val and all(isinstance(v, (int, float)) for v in val):
+            return max(1, math.prod(int(v) for v in val))
+    return None
+
+
+def trip_count(src: KernelSource, line: int, env: Mapping[str, Any]) -> int | None:
+    loop = src.loops.get(line)
+    if loop is None:
+        return None
+    ev = SafeEval(env, loop.locals)
+    start, stop, step = ev(loop.start), ev(loop.stop), ev(loop.step)
+    if not all(isinstance(v, (int, float)) for v in (start, stop, step)) or step <= 0:
+        return None
+    return max(0, -(-(int(stop) - int(start)) // int(step)))
+
+
+def check_asserts(src: KernelSource, env: Mapping[str, Any]) -> str | None:
+    """The first static_assert that evaluates to False under `env`, else None (unknown counts as passing)."""
+    for text, node in zip(src.static_asserts, src.assert_nodes):
+        if SafeEval(env)(node) is False:
+            return text
+    return None

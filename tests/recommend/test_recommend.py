@@ -1,0 +1,63 @@
+"""Recommender: feasible, inside the author's space, explained; the CLI writes a store; staleness."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernlint.api import Settings, lint_paths
+from kernlint.hardware.specs import SPECS
+from kernlint.recommend.core import recommend
+from kernlint.recommend.store import read_store, stale_entries, split_id
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _kernel(path: str, name: str):
+    res = lint_paths([str(ROOT / path)], Settings(targets=("h100",)))
+    return next(k for f in res.files for k in f.kernels if k.jit.name == name)
+
+
+def test_matmul_recommendation_fits_and_stays_in_author_space() -> None:
+    k = _kernel("examples/matmul.py", "matmul_kernel")
+    rec = recommend(k, SPECS["h100"], {"M": 4096, "N": 4096, "K": 4096}, top_k=5)
+    assert rec.ranked and rec.reason is None
+    for c in rec.ranked:
+        assert not c.estimate.smem_over
+        assert 64 <= c.constexprs["BLOCK_M"] <= 256 and 32 <= c.constexprs["BLOCK_K"] <= 64
+        assert c.constexprs["GROUP_M"] == 8            # not a tile size: the author's value
+        assert "µs model" in c.score.rationale()
+    assert rec.rejected["shared memory over the limit"] > 0   # 256x256 tiles with deep pipelines
+
+
+def test_static_assert_is_respected() -> None:
+    k = _kernel("examples/attention_fwd.py", "attn_fwd_kernel")
+    rec = recommend(k, SPECS["h100"], {"Z": 2, "H": 8, "N_CTX": 1024, "HEAD_DIM": 64, "CAUSAL": True}, top_k=50)
+    assert rec.ranked
+    assert all(c.constexprs["BLOCK_M"] % c.constexprs["BLOCK_N"] == 0 for c in rec.ranked)
+    assert all(c.constexprs["HEAD_DIM"] == 64 for c in rec.ranked)
+
+
+def test_whole_row_block_needs_the_bucket() -> None:
+    k = _kernel("examples/softmax.py", "softmax_kernel")
+    assert recommend(k, SPECS["h100"], {"n_rows": 4096}).reason
+    rec = recommend(k, SPECS["h100"], {"n_rows": 4096, "n_cols": 4096, "BLOCK_SIZE": 4096})
+    assert rec.ranked and all(c.constexprs["BLOCK_SIZE"] == 4096 for c in rec.ranked)
+
+
+def test_cli_writes_store_and_detects_stale(tmp_path: Path) -> None:
+    from kernlint.cli import main
+    out = tmp_path / "kernlint.lock.json"
+    import io
+    buf = io.StringIO()
+    src = tmp_path / "mm.py"
+    src.write_text((ROOT / "examples/matmul.py").read_text())
+    assert main(["recommend", str(src), "--target", "h100", "--shape", "M=4096,N=4096,K=512", "-o", str(out)], buf) == 0
+    entries = read_store(str(out))
+    assert len(entries) == 1 and entries[0].bucket == "K=512,M=4096,N=4096"
+    data = json.loads(out.read_text())
+    assert data["schema"] == "kernlint.lock/1" and data["entries"][0]["rationale"]
+    module, qualname, digest = split_id(entries[0].kernel)
+    assert stale_entries(entries, {(module, qualname): digest}) == []
+    assert stale_entries(entries, {(module, qualname): "sha256:other"})[0][1].startswith("kernel source changed")

@@ -1,0 +1,74 @@
+"""The shim applies stored configs (and falls back) without changing results: TRITON_INTERPRET=1 on CPU."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernlint.recommend.store import Entry, kernel_id, read_store, StoreError, write_store
+
+ROOT = Path(__file__).resolve().parents[2]
+TRITON_PY = os.environ.get("KERNLINT_TRITON_PYTHON", sys.executable)
+
+
+def _has(py: str, mod: str) -> bool:
+    return subprocess.run([py, "-c", f"import {mod}"], capture_output=True).returncode == 0
+
+
+def _kid(module: str, qualname: str, path: str) -> str:
+    from kernlint.recommend.cli import kernel_source
+    import ast
+    tree = ast.parse((ROOT / path).read_text())
+    line = next(n.lineno for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == qualname)
+    return kernel_id(module, qualname, kernel_source(str(ROOT / path), line))
+
+
+def _store(tmp_path: Path) -> str:
+    entries = [
+        Entry(_kid("examples.vector_add", "vector_add_kernel", "examples/vector_add.py"), "h100", "*",
+              {"kwargs": {"BLOCK_SIZE": 256}, "num_warps": 2, "num_stages": 1}, {}, "test"),
+        Entry(_kid("examples.matmul", "matmul_kernel", "examples/matmul.py"), "h100", "*",
+              {"kwargs": {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 4}, "num_warps": 4,
+               "num_stages": 2}, {}, "test"),
+        Entry(_kid("examples.rmsnorm", "rmsnorm_fwd_kernel", "examples/rmsnorm.py"), "h100", "*",
+              {"kwargs": {"BLOCK_SIZE": 64}, "num_warps": 2, "num_stages": 1}, {}, "test"),
+        Entry("examples.softmax:softmax_kernel@sha256:0000000000000000", "h100", "*",
+              {"kwargs": {}, "num_warps": 2, "num_stages": 1}, {}, "stale on purpose"),
+        Entry(_kid("examples.vector_add", "vector_add_kernel", "examples/vector_add.py"), "a100", "*",
+              {"kwargs": {"BLOCK_SIZE": 8}, "num_warps": 1, "num_stages": 1}, {}, "other GPU: ignored"),
+    ]
+    path = tmp_path / "kernlint.lock.json"
+    write_store(str(path), entries, "test")
+    return str(path)
+
+
+def test_store_roundtrip_and_bad_input(tmp_path: Path) -> None:
+    path = _store(tmp_path)
+    assert len(read_store(path)) == 5
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(StoreError, match="bad.json"):
+        read_store(str(bad))
+    bad.write_text(json.dumps({"schema": "other/9", "entries": []}))
+    with pytest.raises(StoreError, match="schema"):
+        read_store(str(bad))
+
+
+@pytest.mark.skipif(not all(_has(TRITON_PY, m) for m in ("torch", "triton", "numpy")),
+                    reason="needs triton, torch (CPU) and numpy for TRITON_INTERPRET=1")
+def test_shim_under_interpreter_keeps_results(tmp_path: Path) -> None:
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([TRITON_PY, str(ROOT / "tests/shim/interp_child.py"), _store(tmp_path)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@")), None)
+    assert line, proc.stderr[-3000:]
+    out = json.loads(line[2:])
+    assert max(out["err"].values()) < 1e-2, out
+    events = {(e[0], e[1]) for e in out["log"]}
+    assert ("applied", "vector_add_kernel") in events            # callable grid: block size changed
+    assert ("applied", "matmul_kernel") in events                # autotuner: configs replaced, no benchmark
+    assert ("skip-constexprs", "rmsnorm_fwd_kernel") in events   # fixed grid: block sizes kept
