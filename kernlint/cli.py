@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only transport)")
     server.add_argument("--debounce-ms", type=int, default=150, help="wait this long after a keystroke before re-linting")
     server.add_argument("--log-file", metavar="PATH", help="write the server log here instead of stderr")
+    from kernlint.recommend.cli import add_parser as add_recommend  # argparse only; the engine loads lazily
+
+    add_recommend(sub)
     from kernlint.calibrate.command import add_parser as add_calibrate  # argparse only; Triton loads lazily
 
     add_calibrate(sub)
@@ -246,6 +249,8 @@ def cmd_calibrate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 COMMANDS = {"clean": cmd_clean, "check": cmd_check, "explain": cmd_explain, "rule": cmd_rule, "debug": cmd_debug, "server": cmd_server, "calibrate": cmd_calibrate}
+
+COMMANDS["recommend"] = lambda args, out: __import__("kernlint.recommend.cli", fromlist=["run"]).run(args, out)
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
