@@ -133,7 +133,8 @@ def _from_dot(value: Value, producers: Mapping[int, Op]) -> bool:
             return True
         if op.kind not in ("elementwise", "cast", "view"):
             return False
-        value = max(op.operands, key=lambda v: len(v.shape))
+        # follow the data operand (not a mask) of the widest rank
+        value = max(op.operands, key=lambda v: (len(v.shape), v.dtype != "i1"))
     return False
 
 
