@@ -1,6 +1,7 @@
 """Bytes → libcst module, or a reason the file cannot be linted (reported as KL001)."""
 from __future__ import annotations
 
+import ast
 import sys
 from dataclasses import dataclass
 
@@ -55,11 +56,41 @@ def _bracket_depth(text: str) -> tuple[int, int]:
     return peak, peak_line
 
 
+# Syntax-tree depth (found by fuzzing): an operator chain `1 + 1 + ...` of a few thousand terms has no
+# brackets yet makes libcst's native parser segfault (8,000 terms), and a few hundred terms, or ~140
+# nested calls, exhaust the recursion limit in libcst's visitors. CPython's own parser measures the
+# depth safely first; 100 leaves room for the callers' frames (pytest, an LSP server).
+MAX_AST_DEPTH = 100
+
+
+def _ast_depth(text: str) -> tuple[int, int] | None:
+    """Deepest syntax-tree nesting and its line, or None when CPython cannot tell (syntax errors and
+    newer syntax are left to libcst, which reports or accepts them)."""
+    try:
+        tree = ast.parse(text)
+    except (RecursionError, MemoryError):
+        return sys.maxsize, 1
+    except (SyntaxError, ValueError):
+        return None
+    peak, peak_line = 0, 1
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:  # iterative: the tree may be too deep for a recursive walk
+        node, depth = stack.pop()
+        if depth > peak:
+            peak, peak_line = depth, getattr(node, "lineno", peak_line)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return peak, peak_line
+
+
 def parse_text(text: str) -> ParsedSource | ParseFailure:
     # Deeply nested expressions would overflow the C stack inside the parser: refuse them up front.
     depth, line = _bracket_depth(text)
     if depth > MAX_NESTING:
         return ParseFailure(f"brackets nested {depth} deep (limit {MAX_NESTING}); not linted", line)
+    measured = _ast_depth(text)
+    if measured is not None and measured[0] > MAX_AST_DEPTH:
+        shown = "too" if measured[0] == sys.maxsize else f"{measured[0]}"
+        return ParseFailure(f"syntax tree nested {shown} deep (limit {MAX_AST_DEPTH}); not linted", measured[1])
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 5_000))
     try:

@@ -1,0 +1,42 @@
+"""Mutated example files (deleted lines, swapped tokens, truncation, odd unicode, invalid UTF-8, CRLF,
+tabs, very long lines, deep nesting): every failure is a diagnostic, never an exception or KL000."""
+from __future__ import annotations
+
+import os
+
+from fuzz_grammar import DataChooser
+from fuzz_invariants import lint_checked
+from fuzz_mutations import EXAMPLES, MUTATIONS, example_texts, mutate
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kernlint.api import Settings
+
+SCALE = float(os.environ.get("KERNLINT_FUZZ_EXAMPLES", "1"))
+TEXTS = example_texts()
+SETTINGS = Settings(targets=("h100", "b200", "a100"))
+
+
+@settings(max_examples=int(200 * SCALE), deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data())
+def test_mutated_examples_never_crash(data: st.DataObject) -> None:
+    ch = DataChooser(data)
+    name, kinds, mutated = mutate(ch, TEXTS)
+    # Determinism on a quarter of the cases keeps the CI share small; the benchmark checks them all.
+    _, problems = lint_checked(mutated, SETTINGS, path=name, twice=ch.flag(0.25))
+    assert not problems, f"{name} after {kinds}:\n" + "\n".join(problems)
+
+
+def test_every_mutation_applies_to_every_example() -> None:
+    """Each mutation runs once on each example (so none silently stops applying as examples change)."""
+    import random
+
+    from fuzz_grammar import RandomChooser
+
+    assert len(EXAMPLES) >= 5
+    ch = RandomChooser(random.Random(7))
+    for ex, text in TEXTS.items():
+        for kind, fn in MUTATIONS.items():
+            _, problems = lint_checked(fn(ch, text), SETTINGS, path=ex, twice=False)
+            assert not problems, f"{ex} after {kind}:\n" + "\n".join(problems)
