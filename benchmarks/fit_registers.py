@@ -42,7 +42,6 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import accuracy
-    from kernlint.analysis import registers
 
     path = Path(argv[0]) if argv else ROOT / "benchmarks" / "truth" / "triton-3.9.json"
     doc = json.loads(path.read_text())
