@@ -28,6 +28,9 @@ PLAN = ROOT / "benchmarks" / "gpu" / "plan.json"
 KERNELS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {
     "matmul": ("examples/matmul.py", "matmul_kernel",
                [dict(M=4096, N=4096, K=4096), dict(M=16, N=4096, K=4096), dict(M=1024, N=1024, K=16384)]),
+    # the same tutorial kernel on bf16 operands (8th kernel): a skinny M=64 decode-like shape and a large-K one
+    "matmul_bf16": ("examples/matmul.py", "matmul_kernel",
+                    [dict(M=4096, N=4096, K=4096), dict(M=64, N=8192, K=4096), dict(M=2048, N=2048, K=8192)]),
     "attention": ("examples/attention_fwd.py", "attn_fwd_kernel",
                   [dict(Z=4, H=16, N_CTX=1024, HEAD_DIM=64, CAUSAL=False),
                    dict(Z=2, H=16, N_CTX=4096, HEAD_DIM=64, CAUSAL=False),
@@ -55,7 +58,7 @@ def cfg(kw: dict[str, Any], w: int, s: int) -> dict[str, Any]:
 
 def author_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
     """What the example's own launch code (or autotune list) uses."""
-    if name == "matmul":
+    if name in ("matmul", "matmul_bf16"):
         return [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, w, s) for m, n, k, w, s in
                 [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 32, 4, 4),
                  (128, 64, 64, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 5)]]  # the 256×256 one cannot fit
@@ -79,7 +82,7 @@ def author_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
 
 def grid_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    if name == "matmul":
+    if name in ("matmul", "matmul_bf16"):
         for m in (64, 128):
             for n in (64, 128, 256):
                 for k in (32, 64):
@@ -141,12 +144,13 @@ def _setup(name: str, shape: dict[str, Any]):  # noqa: C901 - one branch per ker
     sys.path.insert(0, str(ROOT))
     dev = "cuda"
     torch.manual_seed(0)
-    if name == "matmul":
+    if name in ("matmul", "matmul_bf16"):
         from examples.matmul import matmul_kernel
         M, N, K = shape["M"], shape["N"], shape["K"]
-        a = torch.randn(M, K, device=dev, dtype=torch.float16)
-        b = torch.randn(K, N, device=dev, dtype=torch.float16)
-        c = torch.empty(M, N, device=dev, dtype=torch.float16)
+        dt = torch.bfloat16 if name == "matmul_bf16" else torch.float16
+        a = torch.randn(M, K, device=dev, dtype=dt)
+        b = torch.randn(K, N, device=dev, dtype=dt)
+        c = torch.empty(M, N, device=dev, dtype=dt)
         ref = (a.float() @ b.float())
 
         def launch(cf):
@@ -331,11 +335,18 @@ def run(outdir: str) -> None:
                    tbps=nbytes / times[best] / 1e6, errors=sorted(set(errors.values()))[:4],
                    all_us={k: round(v, 2) for k, v in times.items()}, failed=errors)
         results.append(row)
+        _write(outdir, results)   # after every pair: a run cut short by the time limit still reports
         rr = row["rec_us"] / row["best_us"] if row["rec_us"] else float("nan")
         ar = row["author_us"] / row["best_us"] if row["author_us"] else float("nan")
         print(f"{p['kernel']:<14} {json.dumps(p['shape']):<60} best {row['best_us']:8.1f} µs  rec/best "
               f"{1 / rr if rr == rr else float('nan'):.3f}  author/best {1 / ar if ar == ar else float('nan'):.3f}  "
               f"seed {seeded}  ({len(times)} timed, {len(errors)} failed)", flush=True)
+    _write(outdir, results)
+
+
+def _write(outdir: str, results: list[dict[str, Any]]) -> None:
+    import torch
+    import triton
     Path(outdir).mkdir(parents=True, exist_ok=True)
     info = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__)
     (Path(outdir) / "gpu_configs_results.json").write_text(json.dumps(dict(info=info, rows=results), indent=1))

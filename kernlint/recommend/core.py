@@ -161,7 +161,7 @@ def _evaluate(kernel: Any, src: KernelSource, spec: GpuSpec, values: dict[str, A
             rejected[why] += 1
         return None
     env = {**bucket, **values}
-    work = kernel_work(kernel.ir, src, env, ns)
+    work = kernel_work(kernel.ir, src, env, ns, nw)
     ctas = evaluate_grid(src, env)
     return Candidate(values, nw, ns, est, score(est, work, spec, ctas))
 

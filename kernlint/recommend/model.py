@@ -41,6 +41,8 @@ CTA_OVERHEAD_US = 0.25         # CTA start, index math, epilogue store drain
 L2_OVER_DRAM = 3.5             # L2 hit bandwidth over DRAM: a 128x256 wgmma tile streams ~11 TB/s of operands
 SOFT_MAX_P = 4.0               # per-wave time = p-norm of the bounds: the largest dominates, the others still count
 SPILL_US_PER_BYTE_THREAD = 0.004
+L2_MB = {90: 50, 100: 126, 80: 40, 89: 48, 120: 48}   # [DS-*] L2 capacity
+L2_USABLE = 0.6                # H100 L2 is two partitions; lines can be duplicated in both (half-ish usable)
 ITER_BASE_US = 0.4
 ITER_PER_ELEM_US = 0.05
 
@@ -63,6 +65,10 @@ class Work:
     pipelined: bool        # the loop's loads are software pipelined (num_stages ≥ 2 and a loop exists)
     iter_elems: float      # largest loaded tile of one iteration (elements): per-thread serial work
     unknown_trips: tuple[int, ...]
+    wavefronts: float = 0.0  # L1 wavefronts (128-B lines per warp instruction) of the non-dot accesses
+    scalar_accesses: int = 0  # non-dot accesses whose mask cannot be proven 16-aligned: not vectorised
+    reread_bytes: float = 0.0  # loads of a tensor a previous loop already swept (multi-pass row kernels)
+    reread_footprint: float = 0.0  # bytes one CTA must keep in L2 for those re-reads to hit
 
 
 def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
@@ -73,17 +79,72 @@ def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
     return n
 
 
-def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int) -> Work:
-    flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = 0.0
+def _mask_aligned(mask: Any, defs: Mapping[int, Op], src: KernelSource, env: Mapping[str, Any]) -> bool:
+    """Can Triton prove the mask constant over 16-element runs? Not when it compares against an integer
+    argument that gets no divisibility-16 specialisation: a `do_not_specialize` parameter, or a value in the
+    bucket that is not a multiple of 16 (Triton's AxisInfo gives the mask constancy 1, so every element is a
+    separate predicated scalar load)."""
+    seen, todo = set(), [mask]
+    while todo:
+        v = todo.pop()
+        if v is None or v.id in seen or len(seen) > 32:
+            continue
+        seen.add(v.id)
+        if v.name and (v.name in src.unspecialized or
+                       (isinstance(env.get(v.name), int) and not isinstance(env.get(v.name), bool)
+                        and env[v.name] % 16 != 0)):
+            return False
+        d = defs.get(v.id)
+        if d is not None and d.kind not in ("load", "param", "for"):
+            todo.extend(d.operands)
+    return True
+
+
+def access_wavefronts(numel: float, ebytes: int, num_warps: int, vectorised: bool) -> float:
+    """L1 wavefronts (one 128-B line per cycle per SM) that one CTA needs for one tile access.
+
+    Triton's blocked layout gives each thread a contiguous chunk of up to 16 bytes (`sizePerThread`).
+    Vectorised, one instruction moves the whole chunk: a warp instruction covers 32 × 16 B = 4 full lines.
+    Not vectorised, the chunk is walked one element per instruction, and every instruction still spans
+    32 chunks: 8 fp16 elements per thread → each instruction touches 4 lines for 64 useful bytes, 8× the
+    L1 work of the vectorised load. Fewer elements per thread (more warps, smaller blocks) shrink the span.
+    """
+    per_thread = numel / (32.0 * num_warps)
+    chunk = max(1.0, min(per_thread, 16.0 / max(1, ebytes)))
+    threads = min(32.0, numel / chunk) if per_thread < 1 else 32.0
+    span_lines = max(1.0, math.ceil(threads * chunk * ebytes / 128.0))
+    instr = max(1.0, per_thread / (chunk if vectorised else 1.0)) if per_thread >= 1 else (1.0 if vectorised else chunk)
+    lines_per_instr = span_lines if not vectorised else max(1.0, threads * chunk * ebytes / 128.0)
+    return num_warps * instr * lines_per_instr
+
+
+def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int,
+                num_warps: int = 4) -> Work:
+    flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = 0.0
+    scalar = 0
+    sweeps: dict[str, list[tuple[int, float]]] = {}   # pointer argument → (loop line, bytes) per looped load
     unknown: list[int] = []
     has_loop = False
     dot_inputs: set[int] = set()
+    defs: dict[int, Op] = {}
     for op, _ in ir.walk():
         if op.kind == "dot":
             dot_inputs.update(v.id for v in op.operands[:2])
+        for r in op.all_results():
+            defs[r.id] = op
 
-    def visit(ops_: tuple[Op, ...], mult: float, depth: int) -> None:
-        nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems
+    def root(v: Any) -> str | None:
+        seen = 0
+        while v is not None and seen < 16:
+            d = defs.get(v.id)
+            if d is None or d.kind == "param":
+                return v.name or None
+            v = next((o for o in d.operands if is_pointer(o.dtype)), None)
+            seen += 1
+        return None
+
+    def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0) -> None:
+        nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar
         body_bytes = 0.0
         loads = 0
         for op in ops_:
@@ -94,10 +155,10 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                     unknown.append(op.line)
                     trips = 8
                 for region in op.regions:
-                    visit(region.ops, mult * trips, depth + 1)
+                    visit(region.ops, mult * trips, depth + 1, op.line)
                 continue
             for region in op.regions:
-                visit(region.ops, mult, depth)
+                visit(region.ops, mult, depth, loop)
             res = op.result
             if op.kind == "dot" and res is not None:
                 m, n, k = (_val(op.attrs.get(x), env) for x in ("M", "N", "K"))
@@ -112,6 +173,14 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                     dot_bytes += b * mult
                 else:
                     other += b * mult
+                    mask = op.operands[1] if op.kind == "load" and len(op.operands) > 1 else \
+                        op.operands[2] if op.kind == "store" and len(op.operands) > 2 else None
+                    if op.kind == "load" and loop and (r := root(op.operands[0])):
+                        sweeps.setdefault(r, []).append((loop, b * mult))
+                    vec = mask is None or _mask_aligned(mask, defs, src, env)
+                    scalar += not vec
+                    wavefronts += access_wavefronts(_numel(val.shape, env), element_bytes(dtype), num_warps,
+                                                    vec) * mult
                 body_bytes += b
                 iter_elems = max(iter_elems, _numel(val.shape, env))
                 loads += op.kind == "load"
@@ -122,10 +191,17 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         iter_bytes = max(iter_bytes, body_bytes)
 
     visit(ir.body.ops, 1.0, 0)
+    reread = footprint = 0.0
+    for accesses in sweeps.values():
+        first = accesses[0][0]
+        later = [b for line, b in accesses if line != first]
+        if later:
+            reread += sum(later)
+            footprint += max(b for line, b in accesses if line == first)
     # Triton's software pipeliner multi-buffers the loads that feed a tl.dot; other loop loads are not
     # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
     return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
-                iter_elems, tuple(unknown))
+                iter_elems, tuple(unknown), wavefronts, scalar, reread, footprint)
 
 
 def _val(expr: Any, env: Mapping[str, Any]) -> float:
@@ -184,7 +260,17 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     need = bw * DRAM_LATENCY_US * 1e-6
     # saturating, not a knee: 1 − e^(−x) gives 63% at exactly enough bytes in flight, 95% at three times
     mem_eff = max(1.0 - math.exp(-in_flight / need), 0.05) if need else 1.0
-    memory = resident * (work.bytes + work.dot_bytes / L2_OVER_DRAM) / (bw * mem_eff) * 1e6
+    # multi-pass row kernels (layernorm reads its row 3×) re-read from L2 only while the rows of all
+    # resident CTAs fit in it: on H200 layernorm 2048×16384 (32 KiB rows) ran 48.5 µs with 528 rows in
+    # flight (17 MiB) and 74 µs with 2112 (66 MiB > 50 MiB L2) at the same 64 warps per SM
+    hit = 0.0
+    if work.reread_bytes:
+        concurrent = min(ctas, per_sm_ctas * spec.sms) if ctas else per_sm_ctas * spec.sms
+        hit = min(1.0, L2_USABLE * L2_MB.get(spec.capability, 40) * 2 ** 20 / max(1.0, concurrent * work.reread_footprint))
+        if hit < 1.0:
+            notes.append(f"re-read rows overflow L2: {hit:.0%} of re-reads hit")
+    dram = work.bytes - work.reread_bytes * hit
+    memory = resident * (dram + (work.dot_bytes + work.reread_bytes * hit) / L2_OVER_DRAM) / (bw * mem_eff) * 1e6
     # instruction issue: 4 schedulers × 32 lanes per clock, fewer than 8 resident warps cannot hide ALU latency
     lanes = 128 * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3   # element ops per µs per SM
     issue = resident * work.ops / (lanes * min(1.0, warps_resident / 8)) if work.ops else 0.0
@@ -195,7 +281,12 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
         # kernels (benchmarks/gpu/h200_results_run2.json: 1 warp × 1024-element blocks ≈ 6 µs/iteration)
         per_thread = work.iter_elems / (32 * cfg.num_warps)
         latency = work.serial * (ITER_BASE_US + ITER_PER_ELEM_US * per_thread) + CTA_OVERHEAD_US
-    terms = {"compute": compute, "memory": memory, "issue": issue, "latency": latency}
+    # L1: one 128-B wavefront per cycle per SM (Hopper L1 load bandwidth 128 B/clk). Unvectorised accesses
+    # with 8 elements per thread need 4 wavefronts per 64 useful bytes: on H200 rmsnorm (n_cols is
+    # do_not_specialize) 8192-column rows ran 57 µs at 2 elements/thread vs 93-141 µs at 8-32
+    # (benchmarks/gpu/h200_results.json)
+    lsu = resident * work.wavefronts / (CLOCK_GHZ.get(spec.capability, 1.7) * 1e3) if work.wavefronts else 0.0
+    terms = {"compute": compute, "memory": memory, "issue": issue, "latency": latency, "l1": lsu}
     bound = max(terms, key=lambda k: terms[k])
     wave = sum(v ** SOFT_MAX_P for v in terms.values()) ** (1.0 / SOFT_MAX_P)
     spill = est.registers.spill_bytes

@@ -115,6 +115,9 @@ class KernelSource:
     assert_nodes: list[ast.expr] = field(default_factory=list)
     loops: dict[int, LoopFacts] = field(default_factory=dict)     # line of `for` → bounds (kernel and helpers)
     grids: list[tuple[ast.expr, dict[str, list[ast.expr]]]] = field(default_factory=list)
+    # `@triton.jit(do_not_specialize=[...])` parameters: Triton gives them no divisibility-16 hint, so a
+    # mask `cols < n` over one of them cannot be proven 16-aligned and its loads are not vectorised
+    unspecialized: frozenset[str] = frozenset()
 
 
 def _locals(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
@@ -161,6 +164,8 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef):
             continue
+        if fn.name == kernel_name:
+            out.unspecialized = _do_not_specialize(fn)
         loc = _locals(fn)
         for node in ast.walk(fn):
             if isinstance(node, ast.For):
@@ -178,6 +183,23 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
                 if name == kernel_name:
                     out.grids.append((node.func.slice, loc))
     return out
+
+
+def _do_not_specialize(fn: ast.FunctionDef) -> frozenset[str]:
+    params = [a.arg for a in fn.args.args]
+    names: set[str] = set()
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call):
+            continue
+        for kw in dec.keywords:
+            if kw.arg in ("do_not_specialize", "do_not_specialize_on_alignment") and \
+                    isinstance(kw.value, (ast.List, ast.Tuple)):
+                for e in kw.value.elts:
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                        names.add(e.value)
+                    elif isinstance(e, ast.Constant) and isinstance(e.value, int) and e.value < len(params):
+                        names.add(params[e.value])
+    return frozenset(names)
 
 
 def evaluate_grid(src: KernelSource, env: Mapping[str, Any]) -> int | None:

@@ -1,0 +1,97 @@
+"""Replay saved H200 timings against the time model: ranking quality without a GPU.
+
+  python benchmarks/gpu/replay.py [RESULTS.json ...] [--kernels a,b] [--split fit|held|all]
+
+For every kernel × shape pair in the results, every timed config is scored with the current model
+(kernlint.recommend.model via core._evaluate) and the model's favourite *among the timed configs* is looked
+up in the measured times: `pick/best` = best time / that config's time (1.000 = the model picks the fastest).
+This measures ranking, not coverage: the live recommender also searches configs that were never timed,
+which only a GPU run (benchmarks/gpu_configs.py) can check. Held-out split: the model's row-kernel and
+stage terms were designed looking at shape index 0 and 2 of each kernel (`fit`); shape index 1 (`held`)
+was not looked at while choosing them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def _kernels() -> dict[str, Any]:
+    from gpu_configs import KERNELS  # type: ignore[import-not-found]
+
+    from kernlint.api import Settings, lint_paths
+    files = sorted({str(ROOT / v[0]) for v in KERNELS.values()})
+    res = lint_paths(files, Settings(targets=("h200",)))
+    return {k.jit.name: k for f in res.files for k in f.kernels}
+
+
+def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all") -> list[dict[str, Any]]:
+    from gpu_configs import KERNELS, next_pow2  # type: ignore[import-not-found]
+
+    from kernlint.hardware.specs import SPECS
+    from kernlint.recommend import core
+    from kernlint.recommend.source import read_kernel_source
+    spec = SPECS["h200"]
+    by = _kernels()
+    out = []
+    for path in paths:
+        rows = json.loads(Path(path).read_text())["rows"]
+        for r in rows:
+            name = r["kernel"]
+            if name not in KERNELS or (kernels and name not in kernels):
+                continue
+            idx = next(i for i, s in enumerate(KERNELS[name][2]) if s == r["shape"]) if r["shape"] in KERNELS[name][2] else -1
+            if split == "fit" and idx == 1 or split == "held" and idx != 1:
+                continue
+            k = by[KERNELS[name][1]]
+            src = read_kernel_source(k.jit.path, k.jit.name)
+            bucket = dict(r["shape"])
+            if name == "softmax":
+                bucket["BLOCK_SIZE"] = next_pow2(r["shape"]["n_cols"])
+            env = core.bucket_env(k, src, bucket)
+            space = core.learn_space(k, src, bucket)
+            scored = []
+            for key, us in r["all_us"].items():
+                kw, w, s = json.loads(key)
+                c = core._evaluate(k, src, spec, {**space.fixed, **dict(kw)}, w, s, env)
+                if c is not None:
+                    scored.append((core._rank_key(c), us, key))
+            if not scored:
+                continue
+            scored.sort()
+            best = min(us for _, us, _ in scored)
+            out.append(dict(file=Path(path).name, kernel=name, shape=r["shape"], split="held" if idx == 1 else "fit",
+                            pick=scored[0][2], pick_us=scored[0][1], best_us=best, ratio=best / scored[0][1],
+                            top3=min(us for _, us, _ in scored[:3]) and best / min(us for _, us, _ in scored[:3])))
+    return out
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main(argv: list[str]) -> None:
+    paths = [a for a in argv if a.endswith(".json")] or [str(ROOT / "benchmarks/gpu/h200_results.json")]
+    kern = next((a.split("=", 1)[1] for a in argv if a.startswith("--kernels=")), None)
+    split = next((a.split("=", 1)[1] for a in argv if a.startswith("--split=")), "all")
+    rows = replay(paths, set(kern.split(",")) if kern else None, split)
+    for r in rows:
+        shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
+        print(f"{r['file'][:22]:<22} {r['split']:<4} {r['kernel']:<13} {shape:<48} pick/best {r['ratio']:.3f} "
+              f"top3 {r['top3']:.3f}  {r['pick']}")
+    for sp in ("fit", "held"):
+        xs = [r["ratio"] for r in rows if r["split"] == sp]
+        if xs:
+            print(f"{sp}: geomean pick/best {geomean(xs):.3f}, worst {min(xs):.3f} ({len(xs)} pairs)")
+    xs = [r["ratio"] for r in rows]
+    print(f"all: geomean pick/best {geomean(xs):.3f}, worst {min(xs):.3f} ({len(xs)} pairs)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
