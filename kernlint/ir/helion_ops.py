@@ -124,6 +124,17 @@ def torch_op(lo: "HelionLowerer", name: str, x: Any, args: tuple[Any, ...], kwar
         return matmul(lo, args[0] if args else None, args[1] if len(args) > 1 else None, x, line)
     if name in ("zeros_like", "ones_like", "full_like", "empty_like", "new_zeros", "new_empty", "new_full"):
         return tl_calls.like(lo, (x,), {k: v for k, v in kwargs.items() if k == "dtype"}, line)
+    if name == "transpose" and isinstance(x, Value) and len(args) == 2 and x.shape:
+        # Fix (helion truth, benchmarks/helion_truth.py): torch's transpose(d0, d1) swaps two dims; reversing
+        # them all turned attention's k[b, n, d].transpose(1, 2) into [d, n, b], so bmm got N = the batch tile.
+        d0, d1 = (a.expr.evaluate({}) if isinstance(a, CV) else None for a in args)
+        if isinstance(d0, int) and isinstance(d1, int):
+            shape = list(x.shape)
+            i, j = d0 % len(shape), d1 % len(shape)
+            shape[i], shape[j] = shape[j], shape[i]
+            return tl_calls.tile(lo, "trans", (x,), line, tuple(shape), x.dtype)
+    if name == "permute" and isinstance(x, Value) and args:  # same fix: permute keeps its order
+        return tl_calls.reshape_like(lo, (x, *args), {}, line, kind="permute")
     if name in ("t", "transpose", "permute") and isinstance(x, Value):
         return tl_calls.transpose(lo, x, line)
     if name in ("unsqueeze",) and isinstance(x, Value) and args:
