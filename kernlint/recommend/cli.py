@@ -49,6 +49,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         for k in f.kernels:
             kid = kernel_id(k.jit.module, k.jit.qualname, kernel_source(k.jit.path, k.jit.line))
             for spec in targets:
+                if getattr(k.jit, "helion", None) is not None:   # Helion kernels: kernlint/recommend/helion.py
+                    from kernlint.recommend.helion import cli_entries
+                    out.write(f"{f.path}::{k.jit.qualname} [{spec.key}]\n")
+                    entries += cli_entries(k, f.path, spec, [dict(s) for s in shapes], args.top_k, out)
+                    continue
                 buckets = [dict(s) for s in shapes] if shapes else buckets_for(k, None)
                 recs = [recommend(k, spec, b, top_k=max(args.top_k, 50 if not shapes else args.top_k))
                         for b in buckets]
