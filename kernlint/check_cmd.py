@@ -112,7 +112,9 @@ def lint(args: argparse.Namespace, err: TextIO | None = None,
         raise CheckError(str(exc)) from None
     fmt = args.output_format or report_settings.output_format
     options = Options(jobs=args.jobs or os.cpu_count() or 1, cache=not args.no_cache,
-                      force_exclude=args.force_exclude, need_estimates=fmt not in DIAGNOSTICS_ONLY, stdin=stdin)
+                      force_exclude=args.force_exclude, stdin=stdin,
+                      # --fix/--diff re-run estimates, which the cache does not keep
+                      need_estimates=fmt not in DIAGNOSTICS_ONLY or bool(getattr(args, "fix", False) or getattr(args, "diff", False)))
     try:
         _warn_unknown(report_settings, options.cache, err)
         result = run(paths, res, options, stats if stats is not None else RunStats())  # type: ignore[arg-type]
@@ -144,6 +146,41 @@ def add_noqa(args: argparse.Namespace, out: TextIO) -> int:
     total = sum(changed.values())
     out.write(f"Added {total} noqa directive{'' if total == 1 else 's'} in {len(changed)} file(s).\n")
     return 2 if result.internal_errors else 0
+
+
+def fix(args: argparse.Namespace, out: TextIO,
+        report: Callable[[LintResult, Settings, dict[str, list[str]]], int]) -> int:
+    """`--diff`: print the unified diff, exit 1 when there is something to fix. `--fix --unsafe-fixes`:
+    apply, then report what is left. `--fix` alone applies nothing: every fix here is unsafe."""
+    from kernlint.fix import fix_result, unified_diff, write_atomic
+
+    if "-" in args.paths:
+        raise CheckError("--fix/--diff rewrite files; they cannot read the source from stdin")
+    result, settings, lines = lint(args)
+    fixes = fix_result(result)
+    for f in fixes:
+        if f.error:
+            sys.stderr.write(f"kernlint: warning: {f.error}\n")
+        for edit, why in f.skipped:
+            sys.stderr.write(f"kernlint: {f.path}:{edit.line}: {edit.code} not fixed: {why}\n")
+    changed = [f for f in fixes if f.changed]
+    count = sum(len(f.applied) for f in changed)
+    if args.diff:
+        for f in changed:
+            out.write(unified_diff(f))
+        sys.stderr.write(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} file(s) "
+                         "(unsafe fixes: they change which configs run).\n" if count else "No fixes available.\n")
+        return 2 if result.internal_errors else (1 if changed else 0)
+    if not args.unsafe_fixes:
+        if count:
+            sys.stderr.write(f"kernlint: {count} fix{'es' if count != 1 else ''} available, all unsafe (they change "
+                             "which configs run); see them with --diff, apply them with --fix --unsafe-fixes\n")
+        return report(result, settings, lines)
+    for f in changed:
+        write_atomic(f.path, f.new)
+    if count:
+        sys.stderr.write(f"Fixed {count} finding{'s' if count != 1 else ''} in {len(changed)} file(s).\n")
+    return report(*lint(args)) if changed else report(result, settings, lines)
 
 
 def _mtimes(args: argparse.Namespace) -> dict[str, float]:

@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--watch", action="store_true", help="re-lint whenever a file changes")
     check.add_argument("--add-noqa", action="store_true", help="suppress every current finding with a noqa comment")
     check.add_argument("--show-settings", action="store_true", help="print the resolved settings for the paths")
+    check.add_argument("--fix", action="store_true",
+                       help="apply fixes (all current fixes are unsafe: they need --unsafe-fixes too)")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix: drop infeasible autotune configs, lower launch num_stages to what fits")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, change nothing "
+                       "(exit 1 when there is something to fix)")
     explain = sub.add_parser("explain", help="per-config × per-target resource table of a kernel")
     explain.add_argument("kernel", metavar="FILE::KERNEL", help="FILE, or FILE::KERNEL to pick one kernel")
     _common(explain)
@@ -123,6 +129,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         return check_cmd.show_settings(args, out)
     if args.add_noqa:
         return check_cmd.add_noqa(args, out)
+    if args.fix or args.diff:
+        return check_cmd.fix(args, out, lambda *r: _report(args, out, *r))
     if args.watch:
         return check_cmd.watch(args, lambda *r: _report(args, out, *r), out)
     return _report(args, out, *check_cmd.lint(args))
