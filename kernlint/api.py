@@ -158,7 +158,7 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
 
     settings = settings.for_file(p.path)   # per-file-ignores
     lines = p.text.splitlines() if p.text is not None else []
-    ctx = FileContext(p.path, lines, targets, parse_failure=p.failure)
+    ctx = FileContext(p.path, lines, targets, parse_failure=p.failure, settings=settings)
     if p.facts is not None and p.module is not None:
         for jit in p.facts.jit_functions:
             sites = _launches_for(jit, launches, module_launches)

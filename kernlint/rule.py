@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kernlint.frontend.parse import ParseFailure
     from kernlint.hardware.specs import GpuSpec
     from kernlint.ir.nodes import KernelIR
+    from kernlint.settings import Settings
 
 REQUIRED_SECTIONS = ("## What it does", "## Why is this bad?", "## Hardware", "## Recommended fix",
                      "## Confidence")
@@ -30,6 +31,9 @@ class Case:
 
     source: str
     targets: tuple[str, ...] = ("h100",)
+    # (relative path, text) written next to the case before linting it, e.g. a config store for KL406;
+    # the case is then linted with that directory as the settings root
+    files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,7 @@ class FileContext:
     targets: tuple["GpuSpec", ...]
     kernels: list[KernelAnalysis] = field(default_factory=list)
     parse_failure: "ParseFailure | None" = None
+    settings: "Settings | None" = None          # the file's resolved settings (KL406 finds the store)
 
 
 class Rule:

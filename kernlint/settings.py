@@ -46,6 +46,7 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     output_format: str = "full"
     cache_dir: str = ".kernlint_cache"
+    config_store: str = "kernlint.lock.json"   # `config-store`, relative to `root` (KL406 reads it)
     root: str = "."                      # directory of the pyproject.toml the values came from
     source: str | None = None            # that pyproject.toml, None for built-in defaults
 
@@ -80,9 +81,19 @@ class Settings:
                 return True
         return False
 
+    def store_path(self) -> Path:
+        """The config store: `config-store` next to the pyproject.toml that configures the file (or the
+        working directory without one); an absolute `config-store` is used as is."""
+        return Path(self.root) / self.config_store
+
     def fingerprint(self) -> str:
         """A stable hash of everything that can change a file's lint result (cache keys, grouping)."""
         data = {k: v for k, v in asdict(self).items() if k not in ("output_format", "cache_dir", "source")}
+        try:  # KL406 reads the config store: a changed store must not be answered from the cache
+            st = self.store_path().stat()
+            data["config_store_state"] = [st.st_mtime_ns, st.st_size]
+        except OSError:
+            data["config_store_state"] = None
         return hashlib.blake2b(json.dumps(data, sort_keys=True, default=repr).encode(), digest_size=16).hexdigest()
 
     def describe(self) -> str:
@@ -140,6 +151,10 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
             if not isinstance(value, str):
                 raise SettingsError(f"{where}: `cache-dir` must be a string")
             values[name] = str(Path(root) / value)
+        elif key == "config-store":
+            if not isinstance(value, str) or not value:
+                raise SettingsError(f"{where}: `config-store` must be a path string, e.g. \"kernlint.lock.json\"")
+            values["config_store"] = value      # resolved against `root` (this file's directory) when read
         elif key == "args":
             if not isinstance(value, dict) or not all(isinstance(v, (str, int)) for v in value.values()):
                 raise SettingsError(f"{where}: `args` must be a table of NAME = \"TYPE\", e.g. a_ptr = \"*bf16\"")

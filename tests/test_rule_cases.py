@@ -15,8 +15,13 @@ CASES = [(rule, kind, i, case) for rule in all_rules()
 
 
 @pytest.mark.parametrize("rule,kind,index,case", CASES, ids=[f"{r.CODE}-{k}-{i}" for r, k, i, _ in CASES])
-def test_rule_case(rule, kind, index, case) -> None:  # type: ignore[no-untyped-def]
-    result = lint_source(case.source, "case.py", Settings(targets=case.targets, select=(rule.CODE,)))
+def test_rule_case(rule, kind, index, case, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(targets=case.targets, select=(rule.CODE,))
+    if case.files:  # extra files (a config store) live next to the case; its directory is the root
+        for name, text in case.files:
+            (tmp_path / name).write_text(text, encoding="utf-8")
+        settings = Settings(targets=case.targets, select=(rule.CODE,), root=str(tmp_path))
+    result = lint_source(case.source, "case.py", settings)
     found = {(d.span.start.line, d.code) for d in result.diagnostics}
     expected = {m for m in expected_markers(case.source) if m[1] == rule.CODE}
     assert found == expected

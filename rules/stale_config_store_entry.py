@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+import ast
+import json
+import os
+import textwrap
+from collections.abc import Iterator
+
+from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.frontend.kernels import module_name_for
+from kernlint.recommend.store import Entry, StoreError, read_store, source_hash, split_id
+from kernlint.rule import Case, FileContext, Rule
+
+_cache: dict[str, tuple[tuple[int, int], list[Entry] | StoreError]] = {}
+
+
+def _entries(path: str) -> list[Entry] | StoreError | None:
+    """The store's entries (re-read when its mtime or size changes); None when there is no store."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _cache.get(path)
+    if hit is None or hit[0] != stamp:
+        try:
+            got: list[Entry] | StoreError = read_store(path)
+        except StoreError as exc:
+            got = exc
+        hit = _cache[path] = (stamp, got)
+    return hit[1]
+
+
+def def_sources(text: str) -> dict[str, tuple[int, str]]:
+    """qualname → (line of the `def`, its source), sliced exactly as `kernlint recommend` slices it
+    (`recommend.cli.kernel_source`: the def's lines, dedented) so both compute the same kernel hash."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    lines = text.splitlines()
+    out: dict[str, tuple[int, str]] = {}
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = prefix + node.name
+                out.setdefault(name, (node.lineno, textwrap.dedent("\n".join(lines[node.lineno - 1: node.end_lineno]))))
+                walk(node.body, name + ".")
+            elif isinstance(node, ast.ClassDef):
+                walk(node.body, prefix + node.name + ".")
+
+    walk(tree.body, "")
+    return out
+
+
+def _same_module(a: str, b: str) -> bool:
+    # module names come from paths relative to where kernlint ran; the shim matches the same way
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+_KERNEL = '''import triton{marker1}
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):{marker2}
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x * 2, mask=mask)
+'''
+_VALID_SRC = _KERNEL.format(marker1="", marker2="")
+_INVALID_SRC = _KERNEL.format(marker1="  # expect: KL406", marker2="  # expect: KL406")
+
+
+def _store(*kernels: str) -> str:
+    entries = [{"kernel": k, "target": t, "bucket": "*", "estimate": {}, "rationale": "example",
+                "config": {"kwargs": {"BLOCK": 1024}, "num_warps": 4, "num_stages": 1}}
+               for k in kernels for t in ("h100", "h200")]
+    return json.dumps({"schema": "kernlint.lock/1", "generator": "example", "entries": entries}, indent=2)
+
+
+_FRESH = f"case:scale_rows@{source_hash(def_sources(_VALID_SRC)['scale_rows'][1])}"
+
+
+class StaleConfigStoreEntry(Rule):
+    """The config store has entries for a kernel whose source changed, or that no longer exists.
+
+    ## What it does
+    Reads the config store (`config-store` in `[tool.kernlint]`, default `kernlint.lock.json` next to
+    the pyproject.toml that configures the file, else in the working directory) and compares each entry's
+    kernel id (module + qualname + source hash, as `kernlint recommend` wrote it) with the kernels of the
+    linted file. An entry whose hash no longer matches is reported on the kernel's `def` line; an entry
+    for a kernel that the module no longer defines is reported on line 1 of the module. One finding per
+    kernel id, naming the targets it covers. A store that cannot be read is reported on line 1 of each
+    file with kernels. Entries whose module file is gone (renamed or deleted) match no linted file and
+    are not reported: re-run `kernlint recommend -o` after moving kernels.
+
+    ## Why is this bad?
+    The runtime shim (`kernlint.shim`) refuses entries whose source hash changed and runs the author's
+    config instead, so the recommendation silently stops applying. The recommendation was also computed
+    for the old code: a changed kernel may need different block sizes or fewer stages.
+
+    ## Hardware
+    None: the store is keyed per target; this is about the source.
+
+    ## Recommended fix
+    Re-run `kernlint recommend PATH --target ... -o kernlint.lock.json` and review the diff of the store.
+
+    ## Confidence
+    Exact: the same hash `kernlint recommend` and the shim compute (whitespace at line ends and
+    line-ending style do not count as changes).
+    """
+
+    CODE = "KL406"
+    SEVERITY = Severity.WARNING
+    CONFIDENCE = Confidence.EXACT
+    VALID = [Case(_VALID_SRC, files=(("kernlint.lock.json", _store(_FRESH)),)), Case(_VALID_SRC)]
+    INVALID = [Case(_INVALID_SRC, files=(("kernlint.lock.json", _store(
+        "case:scale_rows@sha256:0123456789abcdef", "case:old_kernel@sha256:0123456789abcdef", _FRESH)),))]
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        if ctx.settings is None or ctx.parse_failure is not None:
+            return
+        store = ctx.settings.store_path()
+        entries = _entries(str(store))
+        if entries is None:
+            return
+        if isinstance(entries, StoreError):
+            if ctx.kernels:
+                yield self.diagnostic(ctx, 1, f"cannot check the config store for stale entries: {entries}",
+                                      severity=Severity.WARNING)
+            return
+        module = module_name_for(ctx.path)
+        defs = def_sources("\n".join(ctx.lines))
+        by_kernel: dict[str, list[Entry]] = {}
+        for e in entries:
+            if _same_module(split_id(e.kernel)[0], module):
+                by_kernel.setdefault(e.kernel, []).append(e)
+        for kid, group in by_kernel.items():
+            _, qualname, digest = split_id(kid)
+            targets = ", ".join(sorted({e.target for e in group}))
+            n = f"{len(group)} entr{'y' if len(group) == 1 else 'ies'}"
+            found = defs.get(qualname)
+            if found is None:
+                yield self.diagnostic(
+                    ctx, 1, f"{store.name} has {n} ({targets}) for `{qualname}`, which this module no longer "
+                    "defines; re-run `kernlint recommend -o` to drop them", kernel=qualname)
+                continue
+            line, src = found
+            now = source_hash(src)
+            if now != digest:
+                yield self.diagnostic(
+                    ctx, line, f"{store.name} has {n} ({targets}) for `{qualname}` recorded for source {digest}, "
+                    f"but the kernel now hashes {now}: the shim ignores them and runs the author's config; "
+                    "re-run `kernlint recommend -o`", kernel=qualname)

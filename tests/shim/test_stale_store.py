@@ -1,0 +1,66 @@
+"""KL406 and `kernlint recommend` agree on kernel ids: a fresh store is clean, an edited kernel is stale."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kernlint.cli import main
+from kernlint.recommend.cli import kernel_source
+from kernlint.rules.stale_config_store_entry import def_sources
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("name", ["vector_add.py", "matmul.py", "rmsnorm.py", "softmax.py"])
+def test_def_sources_slice_like_recommend(name: str) -> None:
+    path = ROOT / "examples" / name
+    for qualname, (line, src) in def_sources(path.read_text()).items():
+        assert src == kernel_source(str(path), line), qualname
+
+
+def _check(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(["check", "--no-cache", "--select", "KL406", *argv], out), out.getvalue()
+
+
+def test_recommend_then_edit_then_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)       # module names come from paths relative to the working directory
+    os.mkdir("pkg")
+    shutil.copyfile(ROOT / "examples" / "vector_add.py", "pkg/vector_add.py")
+    Path("pyproject.toml").write_text('[tool.kernlint]\nconfig-store = "configs/lock.json"\n')
+    os.mkdir("configs")
+    assert main(["recommend", "pkg/vector_add.py", "--target", "h100", "-o", "configs/lock.json"], io.StringIO()) == 0
+    entries = json.loads(Path("configs/lock.json").read_text())["entries"]
+    assert entries and all(e["kernel"].startswith("pkg.vector_add:") for e in entries)
+    code, out = _check("pkg")
+    assert code == 0 and "KL406" not in out
+    # an edit to the kernel body makes every entry for it stale, reported on the def line
+    src = Path("pkg/vector_add.py").read_text()
+    qualname = entries[0]["kernel"].split(":")[1].split("@")[0]
+    line = def_sources(src)[qualname][0]
+    lines = src.splitlines(keepends=True)
+    lines.insert(line, "    # tuned differently now\n")
+    Path("pkg/vector_add.py").write_text("".join(lines))
+    code, out = _check("pkg", "--output-format", "concise")
+    assert code == 1 and f"vector_add.py:{line}:" in out and "KL406" in out
+    # trailing whitespace and CRLF are not changes (same normalisation as the shim)
+    Path("pkg/vector_add.py").write_bytes(src.replace("\n", "  \r\n").encode())
+    assert "KL406" not in _check("pkg")[1]
+    # the kernel renamed away: its entries are reported on line 1
+    Path("pkg/vector_add.py").write_text(src.replace(f"def {qualname}(", "def renamed_kernel(")
+                                         .replace(f"{qualname}[", "renamed_kernel["))
+    code, out = _check("pkg", "--output-format", "concise")
+    assert code == 1 and "vector_add.py:1:" in out and "no longer" in out
+
+
+def test_corrupt_store_is_reported_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(ROOT / "examples" / "vector_add.py", "vector_add.py")
+    Path("kernlint.lock.json").write_text("{not json")
+    code, out = _check("vector_add.py", "--output-format", "concise")
+    assert code == 1 and "kernlint.lock.json" in out and "invalid JSON" in out
