@@ -23,7 +23,6 @@ import argparse
 import hashlib
 import importlib.util
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -263,7 +262,7 @@ def report(argv: list[str]) -> int:
     if ns.rows:
         for r, e in pairs:
             c = r["helion_config"]
-            print(f"  {r['kernel']:26} {e.target.key:5} {str(c['block_sizes']):16} rl={c.get('reduction_loops')} "
+            print(f"  {r['kernel']:26} {e.target.key:5} {c['block_sizes']!s:16} rl={c.get('reduction_loops')} "
                   f"w{c['num_warps']} s{c['num_stages']}  regs {r['regs']:>3}/{e.registers.allocated:<3} "
                   f"spill {r['spill_store']:>5}/{e.registers.spill_bytes:<5} smem {r['shared']:>6}/{e.smem.total}")
     print(f"{'target':8} {'pairs':>5} {'smem exact':>10} {'smem ±2%':>9} {'OOR agree':>9} {'regs med err':>12} "

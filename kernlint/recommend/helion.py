@@ -67,11 +67,11 @@ class HelionTarget:
 
 # ------------------------------------------------------------------------------------------------ reading
 def load_kernel(path: str, qualname: str, arg_types: Mapping[str, str] | None = None) -> HelionTarget:
+    import os
+
     from kernlint.frontend.helion_configs import analyse_helion_file
     from kernlint.recommend.cli import kernel_source
     from kernlint.settings import Settings
-
-    import os
     rel = os.path.relpath(path)
     path = rel if not rel.startswith("..") else path   # module names like the CLI's (paths from the cwd)
     with open(path, encoding="utf-8") as fh:
@@ -445,7 +445,7 @@ def find_entry(kernel: Any, entries: list[Any], target: str | None, bucket: str 
         hit = next((e for e in mine if e.bucket == bucket), None)
         if hit is not None:
             return hit
-    return next((e for e in mine if e.bucket == "*"), sorted(mine, key=lambda e: e.bucket)[0])
+    return next((e for e in mine if e.bucket == "*"), min(mine, key=lambda e: e.bucket))
 
 
 def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "replace",
@@ -476,3 +476,56 @@ def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "
         kernel.configs[:] = [cfg, *[c for c in kernel.configs if dict(c) != dict(cfg)]]
     kernel.reset()
     return cfg
+
+
+# ------------------------------------------------------------------------------------------------ codemod
+def fix_source(text: str, qualname: str, config: str) -> str:
+    """Unsafe fix: pin `config=<config>` in the `@helion.kernel(...)` decorator of `qualname` (a `configs=`
+    list or an existing `config=` is replaced; other keywords stay). Returns the new module text; the kernel
+    id's source hash changes with it, so store entries for this kernel become stale (as they should)."""
+    import libcst as cst
+
+    new_arg = cst.Arg(keyword=cst.Name("config"), value=cst.parse_expression(config),
+                      equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                            whitespace_after=cst.SimpleWhitespace("")))
+    done: list[bool] = []
+
+    class _Fix(cst.CSTTransformer):
+        def __init__(self) -> None:
+            self.scope: list[str] = []
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.scope.append(node.name.value)
+
+        def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+            self.scope.pop()
+            return updated
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.scope.append(node.name.value)
+
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+            name = ".".join(self.scope)
+            self.scope.pop()
+            if name != qualname:
+                return updated
+            decs = list(updated.decorators)
+            for i, d in enumerate(decs):
+                expr = d.decorator
+                func = expr.func if isinstance(expr, cst.Call) else expr
+                code = cst.Module([]).code_for_node(func)
+                if not (code.endswith("kernel") or code.split(".")[-1] in ("kernel",)):
+                    continue
+                args = [a for a in (expr.args if isinstance(expr, cst.Call) else ())
+                        if not (a.keyword and a.keyword.value in ("config", "configs"))]
+                if args:
+                    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                decs[i] = d.with_changes(decorator=cst.Call(func=func, args=[*args, new_arg]))
+                done.append(True)
+                break
+            return updated.with_changes(decorators=decs)
+
+    out = cst.parse_module(text).visit(_Fix())
+    if not done:
+        raise LookupError(f"no @helion.kernel decorator on {qualname!r}")
+    return out.code

@@ -8,11 +8,18 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import ROOT
+
 from kernlint.hardware.specs import resolve_target
-from kernlint.recommend.helion import (config_text, entry, estimate_config, kernel_id_for, load_kernel, recommend,
-                                       write_entries)
+from kernlint.recommend.helion import (
+    config_text,
+    entry,
+    estimate_config,
+    kernel_id_for,
+    load_kernel,
+    recommend,
+    write_entries,
+)
 from kernlint.recommend.store import read_store
 
 MATMUL = str(ROOT / "examples" / "helion_matmul.py")
@@ -74,7 +81,8 @@ def test_entries_use_the_shared_store_format(tmp_path) -> None:  # type: ignore[
 def _helion_available() -> bool:
     if not os.path.exists(HELION_PYTHON):
         return False
-    return subprocess.run([HELION_PYTHON, "-c", "import helion, torch"], capture_output=True).returncode == 0
+    return subprocess.run([HELION_PYTHON, "-c", "import helion, torch"], check=False,
+                          capture_output=True).returncode == 0
 
 
 @pytest.mark.slow
@@ -105,7 +113,8 @@ def test_apply_pins_the_recommended_config_and_helion_runs_it(tmp_path) -> None:
                           "err": float((out.float() - x.float() @ y.float()).abs().max())}}))
     """)
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([HELION_PYTHON, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    p = subprocess.run([HELION_PYTHON, "-c", script], check=False, capture_output=True, text=True, env=env,
+                       timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     res = json.loads(p.stdout.strip().splitlines()[-1])
     blocks = want.constexprs["block_sizes"]
@@ -120,5 +129,23 @@ def test_apply_pins_the_recommended_config_and_helion_runs_it(tmp_path) -> None:
 
 def test_apply_imports_helion_lazily() -> None:
     code = "import sys, kernlint.recommend.helion; print('helion' in sys.modules or 'torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=str(ROOT))
     assert out.stdout.strip() == "False"
+
+
+def test_unsafe_fix_pins_the_recommendation_in_the_decorator(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kernlint.api import Settings, lint_source
+    from kernlint.recommend.helion import fix_source
+    t = load_kernel(MATMUL, "helion_matmul_tuned")
+    rec = recommend(t, resolve_target("h100"), SQUARE, top_k=1)
+    text = (ROOT / "examples" / "helion_matmul.py").read_text()
+    fixed = fix_source(text, "helion_matmul_tuned", config_text(rec.ranked[0]))
+    assert "configs=[" not in fixed and fixed.count("@helion.kernel(config=helion.Config(") == 2
+    result = lint_source(fixed, "examples/helion_matmul.py", Settings())
+    k = next(k for f in result.files for k in f.kernels if k.jit.qualname == "helion_matmul_tuned")
+    assert k.jit.helion.mode == "pinned" and len(k.points) == 1
+    c = rec.ranked[0]
+    assert [k.points[0].constexprs[f"block_size_{i}"] for i in range(3)] == c.constexprs["block_sizes"]
+    assert (k.points[0].num_warps, k.points[0].num_stages) == (c.num_warps, c.num_stages)
+    # the other kernel is untouched
+    assert "@helion.kernel(config=helion.Config(block_sizes=[128, 128, 64], num_warps=8, num_stages=4))" in fixed
