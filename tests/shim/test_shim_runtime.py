@@ -1,0 +1,119 @@
+"""The shim on Triton's real runtime path: `JITFunction.run` / `Autotuner.run` bind, specialise and compile
+(sm_90, bundled ptxas) for each launch; a fake driver (runtime_child.py) records what would be launched.
+
+Runs in every Python listed in $KERNLINT_TRITON_PYTHONS (os.pathsep-separated; default: this one) that can
+import triton; the others are skipped. E.g.
+    KERNLINT_TRITON_PYTHONS=/work/venv-cal/bin/python:/work/venv-triton36/bin/python pytest tests/shim
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernlint.recommend.cli import kernel_source
+from kernlint.recommend.store import Entry, kernel_id, write_store
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PYTHONS = [p for p in os.environ.get("KERNLINT_TRITON_PYTHONS", sys.executable).split(os.pathsep) if p]
+KERNELS = HERE / "runtime_kernels.py"
+
+
+def _kid(qualname: str) -> str:
+    tree = ast.parse(KERNELS.read_text())
+    line = next(n.lineno for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == qualname)
+    return kernel_id("runtime_kernels", qualname, kernel_source(str(KERNELS), line))
+
+
+def _entry(kid: str, kwargs: dict[str, int], warps: int, stages: int) -> Entry:
+    return Entry(kid, "h100", "*", {"kwargs": kwargs, "num_warps": warps, "num_stages": stages}, {}, "test")
+
+
+def _stores(tmp_path: Path) -> tuple[str, str]:
+    fresh = [_entry(_kid("add_kernel"), {"BLOCK_SIZE": 256}, 2, 1),
+             _entry(_kid("add_kernel_autotuned"), {"BLOCK_SIZE": 128}, 1, 2),
+             _entry(_kid("row_sum_kernel"), {"BLOCK": 64}, 8, 1)]         # needs smem: OutOfResources here
+    other = [_entry(_kid("add_kernel").rsplit("@", 1)[0] + "@sha256:0000000000000000", {"BLOCK_SIZE": 256}, 2, 1),
+             _entry(_kid("add_kernel_autotuned"), {"BLOCK_SIZE": 1000}, 4, 3)]   # not a power of 2: no compile
+    paths = (tmp_path / "fresh.json", tmp_path / "other.json")
+    write_store(str(paths[0]), fresh, "test")
+    write_store(str(paths[1]), other, "test")
+    return str(paths[0]), str(paths[1])
+
+
+def _usable(py: str) -> bool:
+    return subprocess.run([py, "-c", "import triton"], capture_output=True).returncode == 0
+
+
+@pytest.fixture(scope="module", params=PYTHONS)
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    py = request.param
+    if not _usable(py):
+        pytest.skip(f"{py} cannot import triton")
+    tmp = tmp_path_factory.mktemp("shim_runtime")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT), str(HERE)]), TRITON_CACHE_DIR=str(tmp / "cache"),
+               TRITON_DEFAULT_FP_FUSION="1")
+    proc = subprocess.run([py, str(HERE / "runtime_child.py"), *_stores(tmp)], capture_output=True, text=True,
+                          env=env, cwd=tmp, timeout=900)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@")), None)
+    assert line, proc.stderr[-4000:]
+    return json.loads(line[2:])  # type: ignore[no-any-return]
+
+
+def _events(scenario: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(e[0], e[1]) for e in scenario["log"]}
+
+
+def test_plain_launch_callable_grid_gets_options_and_block_sizes(run: dict[str, Any]) -> None:
+    (launch,) = run["callable_grid"]["launches"]
+    assert launch["num_warps"] == 2 and launch["num_stages"] == 1
+    assert launch["constexprs"]["BLOCK_SIZE"] == 256
+    assert launch["grid"][0] == 4096 // 256                   # the callable grid saw the new block size
+    assert ("applied", "add_kernel") in _events(run["callable_grid"])
+
+
+def test_plain_launch_fixed_grid_keeps_block_sizes(run: dict[str, Any]) -> None:
+    (launch,) = run["fixed_grid"]["launches"]
+    assert launch["num_warps"] == 2 and launch["num_stages"] == 1
+    assert launch["constexprs"]["BLOCK_SIZE"] == 1024 and launch["grid"][0] == 4
+    assert ("skip-constexprs", "add_kernel") in _events(run["fixed_grid"])
+
+
+def test_autotune_configs_swapped(run: dict[str, Any]) -> None:
+    (launch,) = run["autotune"]["launches"]                   # one config: no benchmarking
+    assert (launch["constexprs"]["BLOCK_SIZE"], launch["num_warps"], launch["num_stages"]) == (128, 1, 2)
+    assert ("applied", "add_kernel_autotuned") in _events(run["autotune"])
+
+
+def test_out_of_resources_falls_back_to_author_config(run: dict[str, Any]) -> None:
+    assert run["row_sum_w8_unshimmed"] == "OutOfResources"     # the recommendation really cannot load here
+    launches = run["out_of_resources"]["launches"]
+    assert [lc["num_warps"] for lc in launches] == [1]         # only the author's config launched
+    log = run["out_of_resources"]["log"]
+    assert any(e[0] == "fallback" and "OutOfResources" in e[2] for e in log), log
+
+
+def test_compile_error_falls_back_to_author_configs(run: dict[str, Any]) -> None:
+    (launch,) = run["compile_error"]["launches"]
+    assert (launch["constexprs"]["BLOCK_SIZE"], launch["num_warps"]) == (1024, 4)
+    assert ("fallback", "add_kernel_autotuned") in _events(run["compile_error"])
+
+
+def test_stale_entry_is_ignored(run: dict[str, Any]) -> None:
+    (launch,) = run["stale"]["launches"]
+    assert (launch["constexprs"]["BLOCK_SIZE"], launch["num_warps"]) == (1024, 4)
+    assert ("stale", "add_kernel") in _events(run["stale"])
+    assert not any(e[0] == "applied" for e in run["stale"]["log"])
+
+
+def test_reports_triton_version(run: dict[str, Any]) -> None:
+    print(f"shim runtime tests ran on Triton {run['triton']}")
+    assert run["triton"]
