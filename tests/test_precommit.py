@@ -59,9 +59,10 @@ def _snapshot(dest: Path) -> Path:
     return dest
 
 
-def _try_repo(cwd: Path, hook_repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "kernlint", "--files",
-                           "kernels/add.py", "--color", "never"], cwd=cwd, env=env, capture_output=True,
+def _try_repo(cwd: Path, hook_repo: Path, env: dict[str, str], hook: str = "kernlint",
+              path: str = "kernels/add.py") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--files",
+                           path, "--color", "never"], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900)
 
 
@@ -88,3 +89,54 @@ def test_hook_fails_on_a_finding_and_passes_after_the_fix(tmp_path: Path) -> Non
     assert "Passed" in passing.stdout
     # The hook env was built under the temporary PRE_COMMIT_HOME, not the user's cache.
     assert any((tmp_path / "pre-commit-home").iterdir())
+
+
+AUTOTUNED = '''import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8, num_stages=3),
+        triton.Config({"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=4),
+    ],
+    key=["M", "N", "K"],
+)
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_n = tl.program_id(1).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(tl.float16))
+'''
+
+
+def test_fix_hook_drops_the_infeasible_config_then_passes(tmp_path: Path) -> None:
+    """`kernlint-fix`: 4 x (256*64 + 64*256) x 2 B = 262,144 B > 232,448 B, so the second config goes."""
+    project = tmp_path / "project"
+    (project / "kernels").mkdir(parents=True)
+    kernel = project / "kernels" / "mm.py"
+    kernel.write_text(AUTOTUNED, encoding="utf-8")
+    _git(project, "init", "-q")
+    _git(project, "add", "kernels/mm.py")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1"}
+    hook_repo = _snapshot(tmp_path / "kernlint-repo")
+
+    first = _try_repo(project, hook_repo, env, "kernlint-fix", "kernels/mm.py")
+    assert first.returncode == 1, first.stdout + first.stderr   # pre-commit fails when a hook edits files
+    fixed = kernel.read_text(encoding="utf-8")
+    assert '"BLOCK_M": 256' not in fixed and '"BLOCK_M": 128' in fixed
+    _git(project, "add", "kernels/mm.py")
+    second = _try_repo(project, hook_repo, env, "kernlint-fix", "kernels/mm.py")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert kernel.read_text(encoding="utf-8") == fixed
