@@ -1,6 +1,6 @@
 """Estimator accuracy against recorded Triton/ptxas truth (benchmarks/truth/*.json, record_truth.py).
 
-    python benchmarks/accuracy.py [benchmarks/truth/triton-3.9.json]
+    python benchmarks/accuracy.py [benchmarks/truth/triton-3.9.json ...]   (several files: records pooled)
 
 Prints, per target: shared-memory exact-match and within-2% rates, OutOfResources precision/recall,
 register median absolute % error and share within 20%, spill precision/recall/F1, and static vs anchored
@@ -136,10 +136,12 @@ def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, floa
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[0]) if argv else ROOT / "benchmarks" / "truth" / "triton-3.9.json"
-    doc = json.loads(path.read_text())
-    pairs = estimate_records(doc["records"])
-    print(f"truth: {path.name} (Triton {doc.get('triton_version')}, {len(doc['records'])} records, "
+    paths = [Path(a) for a in argv] or [ROOT / "benchmarks" / "truth" / "triton-3.9.json"]
+    docs = [json.loads(p.read_text()) for p in paths]  # several truth files: their records are pooled
+    records = [r for d in docs for r in d["records"]]
+    pairs = estimate_records(records)
+    print(f"truth: {', '.join(p.name for p in paths)} (Triton "
+          f"{', '.join(sorted({str(d.get('triton_version')) for d in docs}))}, {len(records)} records, "
           f"{len(pairs)} compared)")
     cols = ["pairs", "smem_exact", "smem_within_2pct", "oor_precision", "oor_recall", "regs_median_abs_err",
             "regs_within_20pct", "spill_precision", "spill_recall", "spill_f1", "regs_static_no_anchor",
