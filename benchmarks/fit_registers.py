@@ -1,6 +1,6 @@
 """Fit the register model's per-architecture constants (base, data_scale) to recorded ptxas truth.
 
-    python benchmarks/fit_registers.py [benchmarks/truth/triton-3.9.json]
+    python benchmarks/fit_registers.py [TRUTH.json ...]   (default: benchmarks/truth/triton-3.9.json)
 
 For every non-spilling truth record it takes kernlint's register breakdown at the peak (data tiles vs
 address/index/scalar registers) and grid-searches the pair (data_scale, base) per tensor-core family that
@@ -43,9 +43,9 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import accuracy
 
-    path = Path(argv[0]) if argv else ROOT / "benchmarks" / "truth" / "triton-3.9.json"
-    doc = json.loads(path.read_text())
-    pairs = accuracy.estimate_records(doc["records"])
+    paths = [Path(a) for a in argv] or [ROOT / "benchmarks" / "truth" / "triton-3.9.json"]
+    records = [r for p in paths for r in json.loads(p.read_text())["records"]]  # several files are pooled
+    pairs = accuracy.estimate_records(records)
     by_family: dict[str, list[tuple[float, float, int, int]]] = defaultdict(list)
     for r, e in pairs:
         if r["shared"] > e.target.smem_per_cta_optin or not r.get("regs"):

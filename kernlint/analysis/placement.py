@@ -29,6 +29,10 @@ class DotPlacement:
     operand_bytes: int             # bytes of one stage of the pipelined operands
     tmem_accumulator: bool
     staged_bytes: int = 0          # loaded operands from outside the loop, kept once in shared memory
+    tma: bool = False              # pipelined operands come from tensor descriptors (TMA copies)
+    operand_views: tuple[Value, ...] = ()  # reshape/trans views between those loads and the dot
+    computed_operand_bytes: int = 0  # an operand computed in the loop (dequantised B), staged once
+    feeding_load_bytes: int = 0      # loads of the loop that feed such an operand (pipelined, stages − 1)
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -67,6 +71,43 @@ def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
     return op if op is not None and op.kind == "load" else None
 
 
+def _feeding_loads(operand: Value, producers: Mapping[int, Op], loop_id: int,
+                   step_loops: Mapping[int, tuple[int, ...]]) -> list[Op]:
+    """Tile loads inside the loop that a computed dot operand is derived from."""
+    found: list[Op] = []
+    seen: set[int] = set()
+    stack = [operand]
+    while stack and len(seen) < 64:
+        value = stack.pop()
+        if value.id in seen:
+            continue
+        seen.add(value.id)
+        op = producers.get(value.id)
+        if op is None or loop_id not in step_loops.get(op.id, ()):
+            continue
+        if op.kind == "load":
+            if op.result is not None and op.result.shape:
+                found.append(op)
+            continue
+        if op.kind == "dot":  # derived from an MMA result (attention's P): it stays in registers
+            return []
+        stack.extend(v for v in op.operands if v.shape)
+    return found
+
+
+def _views_between(operand: Value, source: Value, producers: Mapping[int, Op]) -> list[Value]:
+    """Layout-only values from a pipelined load to the dot: they are the same shared-memory buffer."""
+    out: list[Value] = []
+    value = operand
+    while value.id != source.id and len(out) < 4:
+        op = producers.get(value.id)
+        if op is None or op.kind not in ("trans", "view", "reshape") or not op.operands:
+            return []
+        out.append(value)
+        value = op.operands[0]
+    return out
+
+
 def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps: int) -> list[DotPlacement]:
     producers = _producer_map(live)
     step_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
@@ -86,6 +127,8 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
             async_mma = False
         pipelined: list[Value] = []
         nbytes = staged = 0
+        tma = False
+        views: list[Value] = []
         for operand in op.operands[:2]:
             load = _source_load(operand, producers)
             if load is not None and (in_loop is None or in_loop not in step_loops.get(load.id, ())):
@@ -94,16 +137,33 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 size = numel(load.result, env) if load.result is not None else None
                 if size is not None and load.result is not None:
                     staged += int(size * element_bytes(load.result.dtype))
+        computed = feeding = 0
         if in_loop is not None:
+            for operand in op.operands[1:2]:  # the B operand: wgmma/tcgen05 read it from shared memory
+                if _source_load(operand, producers) is None:
+                    # Measured (Triton 3.9, w4a16 matmul, all targets): the raw int32 weights, scales and
+                    # zero points are pipelined into num_stages − 1 buffers and the dequantised operand is
+                    # written to one more buffer for the MMA.
+                    loads = _feeding_loads(operand, producers, in_loop, step_loops)
+                    if loads:
+                        size = numel(operand, env)
+                        computed += int(size * element_bytes(operand.dtype)) if size else 0
+                        for load in loads:
+                            lsize = numel(load.result, env) if load.result is not None else None
+                            if lsize and load.result is not None:
+                                feeding += int(lsize * element_bytes(load.result.dtype))
             for operand in op.operands[:2]:
                 load = _source_load(operand, producers)
                 if load is not None and in_loop in step_loops.get(load.id, ()):
                     src = load.result
                     assert src is not None
                     pipelined.append(src)
+                    views.extend(_views_between(operand, src, producers))
+                    tma = tma or bool(load.operands and load.operands[0].dtype.startswith("desc<"))
                     size = numel(src, env)
                     if size is not None:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
-        out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged))
+        out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
+                                feeding))
     return out

@@ -23,6 +23,9 @@ from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 SM100_BARRIER_BYTES = 16
+# One 8-byte mbarrier per pipeline stage for TMA copies (measured, Triton 3.9 sm_90: 3 stages → +24 B,
+# 4 → +32, 5 → +40 over the operand buffers of a tensor-descriptor matmul).
+TMA_BARRIER_BYTES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +69,25 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         if d.in_loop is not None and d.pipelined_operands:
             dot_loops.add(d.in_loop)
             stages, _ = loop_stages(d.in_loop)
-            buffers = _stages_for(stages, spec, d.async_mma)
+            # TMA (tensor-descriptor) copies keep num_stages buffers on sm_90/sm_100 even when the MMA is
+            # mma.sync (measured: 64×64×16, 2 warps, 2 stages → 8,192 B + barriers on sm_90).
+            buffers = _stages_for(stages, spec, d.async_mma or (d.tma and spec.tensor_core != "mma_sync"))
             if d.operand_bytes == 0:
                 complete = False
             per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
                 "dot operands", buffers * d.operand_bytes,
                 f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
                 d.op.line))
+        if d.in_loop is not None and d.computed_operand_bytes:
+            stages, _ = loop_stages(d.in_loop)
+            group = per_loop.setdefault(d.in_loop, [])
+            if d.feeding_load_bytes and stages > 1:
+                group.append(SmemBuffer("pipelined loads feeding a computed operand",
+                                        (stages - 1) * d.feeding_load_bytes,
+                                        f"{stages - 1} × {d.feeding_load_bytes:,} B", d.op.line))
+            group.append(SmemBuffer("computed dot operand", d.computed_operand_bytes,
+                                    f"1 × {d.computed_operand_bytes:,} B", d.op.line))
+            dot_loops.add(d.in_loop)
         if d.staged_bytes:
             per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
                 "loop-invariant dot operand", d.staged_bytes, f"1 × {d.staged_bytes:,} B", d.op.line))
@@ -96,7 +111,15 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             "pipelined load", nbytes, f"{stages - 1} × {size:,} × {element_bytes(op.result.dtype):g} B", op.line))
     if spec.tensor_core == "tcgen05":
         for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops}:
-            per_loop[loop_id].append(SmemBuffer("mbarriers", SM100_BARRIER_BYTES, "pipeline barriers",
+            nbytes = SM100_BARRIER_BYTES
+            if any(d.tma for d in dots if d.in_loop == loop_id):
+                stages, _ = loop_stages(loop_id)  # + one 8-B TMA mbarrier per stage, 16-B aligned
+                nbytes = -(-(SM100_BARRIER_BYTES + TMA_BARRIER_BYTES * stages) // 16) * 16
+            per_loop[loop_id].append(SmemBuffer("mbarriers", nbytes, "pipeline barriers", loop_ops[loop_id].line))
+    elif spec.tensor_core == "wgmma":
+        for loop_id in {d.in_loop for d in dots if d.tma and d.in_loop in dot_loops}:
+            stages, _ = loop_stages(loop_id)
+            per_loop[loop_id].append(SmemBuffer("mbarriers", TMA_BARRIER_BYTES * stages, "TMA barriers, one per stage",
                                                 loop_ops[loop_id].line))
     # Reduction scratch (reused; the largest one counts, alongside the buffers of its loop).
     producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}

@@ -261,9 +261,11 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
         a = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
         b = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
         return _Tup((a, b))
-    shape = _shape_of(lo, _arg(args, kw, 1, "shape"))
-    if shape is None and len(args) > 2:
-        shape = tuple(a.expr for a in args[1:] if isinstance(a, CV))
+    if len(args) > 2:  # x.reshape(BLOCK_M, BLOCK_K): the dims as separate arguments
+        dims = args[1:]
+        shape = tuple(a.expr for a in dims if isinstance(a, CV)) if all(isinstance(a, CV) for a in dims) else None
+    else:
+        shape = _shape_of(lo, _arg(args, kw, 1, "shape"))
     if shape is None:
         lo.note(line, f"tl.{kind} with a shape that is not constexpr")
         return Unknown(kind)
