@@ -7,12 +7,11 @@ run never sees half a file.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 from kernlint.api import LintResult
+from kernlint.atomic_io import write_atomic
 from kernlint.suppression import NOQA, comment_lines
 
 # Engine findings are not suppressible in place: a file that does not parse has no reliable line to
@@ -65,16 +64,4 @@ def add_noqa(result: LintResult) -> dict[str, int]:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kernlint")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, data)

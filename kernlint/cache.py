@@ -20,14 +20,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from kernlint import __version__
+from kernlint.atomic_io import write_atomic
 from kernlint.diagnostic import Confidence, Diagnostic, Pos, Severity, Span
 
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -115,17 +114,7 @@ class Cache:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, data, keep_mode=False)
 
 
 def clean(directory: str | Path) -> bool:

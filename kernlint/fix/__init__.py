@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import os
-import stat
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kernlint import atomic_io
 from kernlint.fix.codemod import Edit, FixError, apply_edits
 
 if TYPE_CHECKING:
@@ -131,17 +129,4 @@ def unified_diff(fix: FileFix) -> str:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Replace `path` with `data` in one step: a reader (or a crash) never sees half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".kernlint-fix-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)        # mkstemp creates 0600; keep the file's own permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_io.write_atomic(path, data, fsync=True)

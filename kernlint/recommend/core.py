@@ -77,7 +77,7 @@ def _pow2_between(lo: int, hi: int) -> list[int]:
 
 
 def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Space:
-    jit, ir = kernel.jit, kernel.ir
+    ir = kernel.ir
     tiles = shape_symbols(ir)
     known = [p for p in kernel.points if not p.unknown]
     author = [p for p in kernel.points if p.origin in ("autotune", "launch", "default")]
@@ -141,21 +141,26 @@ def _relations_ok(values: Mapping[str, Any], rel: list[tuple[str, str, str]]) ->
     return True
 
 
+def infeasible_reason(est: Any) -> str | None:
+    """Why a config cannot be recommended (None: it can), shared by the Triton and Helion searches."""
+    if not est.estimated:
+        return "not modelled"
+    if est.smem_over:
+        return "shared memory over the limit"
+    if est.tmem_over:
+        return "tensor memory over the limit"
+    if est.occupancy is None or est.occupancy.ctas_per_sm == 0:
+        return "does not fit on an SM"
+    if est.registers is not None and est.registers.pressure > 2.0:
+        return "register demand over 2× the budget"
+    return None
+
+
 def _evaluate(kernel: Any, src: KernelSource, spec: GpuSpec, values: dict[str, Any], nw: int, ns: int,
               bucket: Mapping[str, Any], rejected: Counter[str] | None = None) -> Candidate | None:
     point = ConfigPoint(values, nw, ns, "cli", kernel.jit.line)
     est = estimate(kernel.ir, point, spec)
-    why = None
-    if not est.estimated:
-        why = "not modelled"
-    elif est.smem_over:
-        why = "shared memory over the limit"
-    elif est.tmem_over:
-        why = "tensor memory over the limit"
-    elif est.occupancy is None or est.occupancy.ctas_per_sm == 0:
-        why = "does not fit on an SM"
-    elif est.registers is not None and est.registers.pressure > 2.0:
-        why = "register demand over 2× the budget"
+    why = infeasible_reason(est)
     if why:
         if rejected is not None:
             rejected[why] += 1

@@ -273,23 +273,13 @@ def evaluate(target: HelionTarget, config: dict[str, Any], spec: Any, bucket: Ma
              rejected: Counter[str] | None = None) -> Any:
     """One candidate: estimate, feasibility (the Triton recommender's rules), score. None when infeasible."""
     from kernlint.analysis.estimate import estimate
-    from kernlint.recommend.core import Candidate
+    from kernlint.recommend.core import Candidate, infeasible_reason
     from kernlint.recommend.model import score
 
     env = _extent_env(target, bucket)
     p = point(target, config, env)
     est = estimate(target.ir, p, spec)
-    why = None
-    if not est.estimated:
-        why = "not modelled"
-    elif est.smem_over:
-        why = "shared memory over the limit"
-    elif est.tmem_over:
-        why = "tensor memory over the limit"
-    elif est.occupancy is None or est.occupancy.ctas_per_sm == 0:
-        why = "does not fit on an SM"
-    elif est.registers is not None and est.registers.pressure > 2.0:
-        why = "register demand over 2× the budget"
+    why = infeasible_reason(est)
     if why:
         if rejected is not None:
             rejected[why] += 1

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from typing import Any
+
+from kernlint.atomic_io import write_atomic
 
 SCHEMA = "kernlint.lock/1"
 
@@ -54,16 +54,7 @@ def write_store(path: str, entries: list[Entry], generator: str) -> None:
     data = {"schema": SCHEMA, "generator": generator,
             "entries": sorted((e.to_json() for e in entries), key=lambda e: (e["kernel"], e["target"], e["bucket"]))}
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".kernlint-lock-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)     # atomic: a reader never sees half a store
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text.encode("utf-8"), keep_mode=False)  # a reader never sees half a store
 
 
 def read_store(path: str) -> list[Entry]:
