@@ -6,7 +6,6 @@ memory and does not spill, trying at most ``MAX_TRIES`` per target; ``--anchor-c
 """
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -18,7 +18,7 @@ from typing import Any
 import libcst as cst
 
 from kernlint.frontend.helion import HelionKernel
-from kernlint.ir import tl_calls
+from kernlint.ir import tl_calls, tl_dispatch
 from kernlint.ir.helion_ops import device_call
 from kernlint.ir.lower import CV, DT, Lowerer, ModuleRef, Tup
 from kernlint.ir.nodes import KernelIR, Region, Value
@@ -379,7 +379,7 @@ class HelionLowerer(Lowerer):
             if isinstance(base, HTensor):
                 return self.load(base, node, env)
             if isinstance(base, Tup) or isinstance(base, Value):
-                return tl_calls.subscript(self, node, env)
+                return tl_dispatch.subscript(self, node, env)
             return Unknown("subscript")
         if isinstance(node, cst.Call):
             return device_call(self, node, env)

@@ -13,10 +13,10 @@ from typing import Any
 import libcst as cst
 
 from kernlint.frontend.facts import JitFunction
-from kernlint.ir import tl_calls
+from kernlint.ir import tl_calls, tl_dispatch
 from kernlint.ir.control_flow import ControlFlowLowering
-from kernlint.ir.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
 from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
+from kernlint.ir.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
 from kernlint.ir.nodes import KernelIR, Op, Region, Unmodelled, Value
 from kernlint.ir.pointers import pointer_params
 from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, unary
@@ -212,9 +212,9 @@ class Lowerer(ControlFlowLowering):
             return tl_calls.where(self, (cond, self.expr(node.body, env), self.expr(node.orelse, env)), {},
                                   self.line(node))
         if isinstance(node, cst.Subscript):
-            return tl_calls.subscript(self, node, env)
+            return tl_dispatch.subscript(self, node, env)
         if isinstance(node, cst.Call):
-            return tl_calls.call(self, node, env)
+            return tl_dispatch.call(self, node, env)
         self.note(self.line(node), f"`{type(node).__name__}` expression")
         return Unknown(f"{type(node).__name__} expression")
 
