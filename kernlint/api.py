@@ -257,7 +257,9 @@ def lint_paths(paths: Iterable[str], settings: Settings | None = None) -> LintRe
 
 
 def lint_source(text: str, path: str = "<string>", settings: Settings | None = None) -> LintResult:
-    return lint_sources([(path, text.encode("utf-8"))], settings)
+    # A lone surrogate (possible in LSP/JSON text) must become a KL001 for the file, not an exception:
+    # "surrogatepass" keeps it as bytes that the UTF-8 decoder then rejects with a position.
+    return lint_sources([(path, text.encode("utf-8", errors="surrogatepass"))], settings)
 
 
 def _crash(exc: BaseException) -> str:

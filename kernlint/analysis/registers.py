@@ -182,7 +182,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     peak_line = live.steps[peak_at].op.line if peak_at < len(live.steps) else 0
     return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete,
                             data_at_peak / model.data_scale if model.data_scale else 0.0,
-                            peak - data_at_peak - acc_at_peak, acc_at_peak / model.acc_scale if model.acc_scale else 0.0)
+                            max(0.0, peak - data_at_peak - acc_at_peak), acc_at_peak / model.acc_scale if model.acc_scale else 0.0)
 
 
 def _accumulators(live: Liveness, dots: list[DotPlacement]) -> set[int]:

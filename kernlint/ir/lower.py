@@ -166,6 +166,8 @@ class Lowerer(ControlFlowLowering):
             return CV(Const(int(node.value.replace("_", ""), 0)))
         if isinstance(node, cst.Float):
             return CV(Const(float(node.value.replace("_", ""))))
+        if isinstance(node, cst.FormattedString):  # f-strings only feed device_print/static_assert messages
+            return CV(Const(None))
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
             value = node.evaluated_value
             return CV(Const(value if isinstance(value, str) else None))

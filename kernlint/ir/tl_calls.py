@@ -20,6 +20,9 @@ ELEMENTWISE = {
     "tanh", "erf", "floor", "ceil", "maximum", "minimum", "fma", "div_rn", "fdiv", "clamp", "umulhi",
     "softplus", "pow", "fast_expf", "fast_dividef", "isnan", "isinf", "signbit", "round", "trunc", "expm1",
     "silu", "gelu", "relu", "llrint", "rint", "nearbyint", "copysign", "cdiv_t",
+    # libdevice / vendor spellings seen in real kernels (liger, fla, mamba, unsloth)
+    "mul", "add", "sub", "div", "int2float", "float2int", "sigmoid_approx", "tanh_approx", "cosf", "sinf",
+    "expf", "logf", "exp2f", "log2f", "softplus", "inline_asm_elementwise", "rsqrtf", "sqrtf", "powf",
 }
 PASSTHROUGH = {"multiple_of", "max_contiguous", "max_constancy", "constexpr", "assume_aligned"}
 NO_RESULT = {"static_assert", "device_assert", "device_print", "static_print", "debug_barrier", "assume",

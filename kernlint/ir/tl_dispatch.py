@@ -87,10 +87,16 @@ def call(lo: "Lowerer", node: cst.Call, env: dict[str, Any]) -> Any:
             return handler(lo, args, kwargs, line)
     if "builtins.range" in names or "builtins.len" in names:
         return Unknown("range")
+    if "builtins.print" in names:
+        return None  # host-side print inside a kernel (interpreter debugging): no device op
     values = _values(*args, *kwargs.values())
     label = sorted(names)[0] if names else cst.Module([]).code_for_node(func)
     if values:
-        lo.note(line, f"call to `{label}` (treated as elementwise)")
+        # A function from outside the linted tree whose name is a known element-wise math function
+        # (`fla.ops.utils.op.exp2`, libdevice wrappers): element-wise, and exactly what it is modelled as.
+        last = label.rsplit(".", 1)[-1]
+        if last not in ELEMENTWISE and last.removesuffix("_rn").removesuffix("f").removeprefix("fast_") not in ELEMENTWISE:
+            lo.note(line, f"call to `{label}` (treated as elementwise)")
         return elementwise(lo, args, kwargs, line, fn=label)
     if all(isinstance(a, CV) for a in args):
         return Unknown(f"call to {label}")

@@ -39,9 +39,6 @@ def test_moderate_chains_are_still_linted() -> None:
     assert result.files[0].kernels
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="api.lint_source encodes text with strict UTF-8: a lone surrogate (possible in "
-                          "LSP/JSON text) raises UnicodeEncodeError out of the API instead of a KL001")
 def test_lone_surrogate_in_lint_source_is_a_diagnostic() -> None:
     result = lint_source(HEAD + "    tl.store(x_ptr, 1)  # \ud800\n")
     assert not crash_violations(result)
