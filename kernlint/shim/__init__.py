@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import textwrap
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -104,19 +105,32 @@ class Shim:
         self._saved: list[tuple[Any, str, Any]] = []
         self._index: dict[str, list[Entry]] = {}
         self._target_known = target is not None
+        # Two threads launching the same kernel: without the lock both built the plan (a "stale" line each)
+        # and both logged "fallback"/"applied" (check-then-add on plan.failed). Found by test_shim_safety.py.
+        self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- lookup
     def _note(self, event: str, kernel: str, detail: str, level: int = logging.INFO) -> None:
         self.log.append((event, kernel, detail))
         log.log(level, "kernlint.shim: %s %s: %s", event, kernel, detail)
 
+    def _once(self, plan: _Plan, key: Any) -> bool:
+        """True the first time `key` is marked on `plan` (thread-safe): the event is logged once."""
+        with self._lock:
+            if key in plan.failed:
+                return False
+            plan.failed.add(key)
+            return True
+
     def _plan_for(self, jf: Any) -> _Plan | None:
-        plan = self._plans.get(id(jf))
-        if plan is not None:
-            return None if plan is _NONE else plan
-        plan = self._build_plan(jf)
-        self._plans[id(jf)] = _NONE if plan is None else plan
-        return plan
+        plan = self._plans.get(id(jf))            # the fast path stays one dict access, no lock
+        if plan is None:
+            with self._lock:                      # double-checked: only one thread builds (and logs "stale")
+                plan = self._plans.get(id(jf))
+                if plan is None:
+                    built = self._build_plan(jf)
+                    plan = self._plans[id(jf)] = _NONE if built is None else built
+        return None if plan is _NONE else plan
 
     def _build_plan(self, jf: Any) -> _Plan | None:
         fn = getattr(jf, "fn", jf)
@@ -197,18 +211,17 @@ class Shim:
             cx = {k: v for k, v in (cfg.get("kwargs") or {}).items() if k in jf.arg_names}
             if cx and callable(grid):
                 new.update(cx)
-            elif cx and (entry.bucket, "fixed-grid") not in plan.failed:
-                plan.failed.add((entry.bucket, "fixed-grid"))  # type: ignore[arg-type]
+            elif cx and shim._once(plan, (entry.bucket, "fixed-grid")):
                 shim._note("skip-constexprs", plan.name, "fixed grid: block sizes kept, launch options applied")
             try:
                 out = orig(jf, *args, grid=grid, warmup=warmup, **new)
             except Exception as exc:  # noqa: BLE001 - OutOfResources / ptxas / compile errors: fall back
                 plan.failed.add(entry.bucket)
-                shim._note("fallback", plan.name, f"{type(exc).__name__}: {str(exc)[:160]}; author's config used",
-                           logging.WARNING)
+                if shim._once(plan, (entry.bucket, "fallback")):   # a concurrent failing launch: one line
+                    shim._note("fallback", plan.name, f"{type(exc).__name__}: {str(exc)[:160]}; "
+                               "author's config used", logging.WARNING)
                 return orig(jf, *args, grid=grid, warmup=warmup, **kwargs)
-            if (entry.bucket, "applied") not in plan.failed:
-                plan.failed.add((entry.bucket, "applied"))  # type: ignore[arg-type]
+            if shim._once(plan, (entry.bucket, "applied")):
                 shim._note("applied", plan.name, f"bucket {entry.bucket}: {cfg}")
             return out
         return run
@@ -237,11 +250,11 @@ class Shim:
             except Exception as exc:  # noqa: BLE001 - the recommendation did not compile: author's configs
                 plan.failed.add(entry.bucket)
                 at.configs = at._kernlint_configs
-                shim._note("fallback", plan.name, f"{type(exc).__name__}: {str(exc)[:160]}; author's configs used",
-                           logging.WARNING)
+                if shim._once(plan, (entry.bucket, "fallback")):
+                    shim._note("fallback", plan.name, f"{type(exc).__name__}: {str(exc)[:160]}; "
+                               "author's configs used", logging.WARNING)
                 return orig(at, *args, **kwargs)
-            if (entry.bucket, "applied") not in plan.failed:
-                plan.failed.add((entry.bucket, "applied"))  # type: ignore[arg-type]
+            if shim._once(plan, (entry.bucket, "applied")):
                 shim._note("applied", plan.name, f"autotune {shim.mode}, bucket {entry.bucket}: {rec}")
             return out
         return run
@@ -255,8 +268,11 @@ def install(path: str, mode: str = "replace", target: str | None = None) -> Shim
     try:
         entries = read_store(path)
     except StoreError as exc:
-        log.error("kernlint.shim: %s; kernels keep their own configs", exc)
-        entries = []
+        # As documented, nothing is changed: no Triton attribute is wrapped (before, an empty shim was
+        # installed anyway). The returned Shim is inert; its `log` holds the one error line.
+        shim = Shim([], mode, target, path)
+        shim._note("store-error", os.path.basename(path), f"{exc}; kernels keep their own configs", logging.ERROR)
+        return shim
     return Shim(entries, mode, target, path).install()
 
 
