@@ -1,0 +1,180 @@
+"""Helion recommendations, second half: the config store entries, applying a stored `helion.Config` to a
+live Helion kernel (imports helion lazily), and the unsafe codemod that pins a config in the decorator."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kernlint.recommend.helion import (
+    HelionTarget, config_text, load_kernel, recommend,
+)
+
+log = logging.getLogger("kernlint.recommend.helion")
+
+
+# ------------------------------------------------------------------------------------------------ store
+def kernel_id_for(target: HelionTarget) -> str:
+    from kernlint.recommend.store import kernel_id
+    return kernel_id(target.kernel.module, target.kernel.qualname, target.source)
+
+
+def entry(target: HelionTarget, rec: Any, bucket_label: str | None = None) -> Any:
+    """The top candidate as a store Entry (same schema as Triton entries; `kwargs` holds the Helion fields)."""
+    from kernlint.recommend.cli import _entry
+    from kernlint.recommend.core import bucket_label as label
+    if not rec.ranked:
+        raise ValueError(f"no recommendation for {rec.kernel}: {rec.reason}")
+    e = _entry(kernel_id_for(target), rec.target, bucket_label or label(rec.bucket), rec.ranked[0])
+    e.config["frontend"] = "helion"
+    e.rationale = f"{config_text(rec.ranked[0])}: {e.rationale}"
+    return e
+
+
+def write_entries(path: str, entries: list[Any], merge: bool = True) -> None:
+    """Write entries to the store at `path`, keeping other kernels' entries when the file exists."""
+    import os
+
+    from kernlint import __version__
+    from kernlint.recommend.store import read_store, write_store
+    old = read_store(path) if merge and os.path.exists(path) else []
+    keys = {(e.kernel, e.target, e.bucket) for e in entries}
+    write_store(path, [e for e in old if (e.kernel, e.target, e.bucket) not in keys] + list(entries),
+                f"kernlint {__version__}")
+
+
+def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top_k: int, out: Any) -> list[Any]:
+    """`kernlint recommend` for one Helion kernel (KernelAnalysis `ka`) and target: print, return store entries.
+    Without --shape the extents are DEFAULT_SHAPE (bucket "*")."""
+    from kernlint.recommend.core import bucket_label
+    t = load_kernel(path, ka.jit.qualname)
+    entries = []
+    for b in shapes or [{}]:
+        label = bucket_label(b) if b else "*"
+        rec = recommend(t, spec, b, top_k=top_k)
+        if not rec.ranked:
+            out.write(f"  {label}: no recommendation: {rec.reason}\n")
+            continue
+        out.write(f"  {label}: searched {rec.searched} helion.Configs ({sum(rec.rejected.values())} infeasible)\n")
+        for i, c in enumerate(rec.ranked[:top_k], 1):
+            out.write(f"    {i}. {config_text(c)}\n       {c.score.rationale()}\n")
+        if rec.author:
+            out.write(f"    author: {config_text(rec.author)}  ({rec.author.score.rationale()})\n")
+        entries.append(entry(t, rec, label))
+    return entries
+
+
+# ------------------------------------------------------------------------------------------------ apply
+def _matches(e: Any, fn: Any) -> str | None:
+    """'ok', 'stale' or None (not this kernel): module/qualname like the Triton shim, then the source hash."""
+    from kernlint.recommend.store import source_hash, split_id
+    from kernlint.shim import _fn_source
+    emod, qual, digest = split_id(e.kernel)
+    module, qualname = getattr(fn, "__module__", ""), getattr(fn, "__qualname__", "")
+    if qual != qualname or not (emod == module or module.endswith("." + emod) or emod.endswith("." + module)):
+        return None
+    return "ok" if digest == source_hash(_fn_source(fn)) else "stale"
+
+
+def find_entry(kernel: Any, entries: list[Any], target: str | None, bucket: str | None = None) -> Any:
+    fn = getattr(kernel, "fn", kernel)
+    mine = []
+    for e in entries:
+        if e.config.get("frontend") != "helion" or (target is not None and e.target != target):
+            continue
+        m = _matches(e, fn)
+        if m == "stale":
+            log.warning("kernlint: %s: source changed since the recommendation; keeping the author's config",
+                        getattr(fn, "__qualname__", fn))
+            return None
+        if m == "ok":
+            mine.append(e)
+    if not mine:
+        return None
+    if bucket is not None:
+        hit = next((e for e in mine if e.bucket == bucket), None)
+        if hit is not None:
+            return hit
+    return next((e for e in mine if e.bucket == "*"), min(mine, key=lambda e: e.bucket))
+
+
+def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "replace",
+          args: tuple[Any, ...] | None = None, bucket: str | None = None) -> Any:
+    """Apply the store's recommendation to a `helion.Kernel` without editing it; returns the helion.Config
+    applied, or None (no entry for this kernel/target, or a stale one: the author's configs stay).
+
+    target: kernlint target key; default KERNLINT_TARGET or the current GPU (kernlint.shim.detect_target).
+    mode: "replace" (the only config: Helion skips autotuning) or "seed" (first, before the author's configs).
+    args: pin for this binding only (`kernel.bind(args).set_config(cfg)`), leaving kernel.configs alone."""
+    import helion
+
+    from kernlint.recommend.store import read_store
+    from kernlint.shim import detect_target
+    if mode not in ("replace", "seed"):
+        raise ValueError(f"mode must be 'replace' or 'seed', not {mode!r}")
+    e = find_entry(kernel, read_store(store_path), target or detect_target(), bucket)
+    if e is None:
+        return None
+    cfg = helion.Config(**{k: v for k, v in (e.config.get("kwargs") or {}).items()},
+                        num_warps=e.config.get("num_warps", 4), num_stages=e.config.get("num_stages", 1))
+    if args is not None:
+        kernel.bind(tuple(args)).set_config(cfg)
+        return cfg
+    if mode == "replace":
+        kernel.configs[:] = [cfg]
+    else:
+        kernel.configs[:] = [cfg, *[c for c in kernel.configs if dict(c) != dict(cfg)]]
+    kernel.reset()
+    return cfg
+
+
+# ------------------------------------------------------------------------------------------------ codemod
+def fix_source(text: str, qualname: str, config: str) -> str:
+    """Unsafe fix: pin `config=<config>` in the `@helion.kernel(...)` decorator of `qualname` (a `configs=`
+    list or an existing `config=` is replaced; other keywords stay). Returns the new module text; the kernel
+    id's source hash changes with it, so store entries for this kernel become stale (as they should)."""
+    import libcst as cst
+
+    new_arg = cst.Arg(keyword=cst.Name("config"), value=cst.parse_expression(config),
+                      equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                            whitespace_after=cst.SimpleWhitespace("")))
+    done: list[bool] = []
+
+    class _Fix(cst.CSTTransformer):
+        def __init__(self) -> None:
+            self.scope: list[str] = []
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.scope.append(node.name.value)
+
+        def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+            self.scope.pop()
+            return updated
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.scope.append(node.name.value)
+
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+            name = ".".join(self.scope)
+            self.scope.pop()
+            if name != qualname:
+                return updated
+            decs = list(updated.decorators)
+            for i, d in enumerate(decs):
+                expr = d.decorator
+                func = expr.func if isinstance(expr, cst.Call) else expr
+                code = cst.Module([]).code_for_node(func)
+                if not (code.endswith("kernel") or code.split(".")[-1] in ("kernel",)):
+                    continue
+                args = [a for a in (expr.args if isinstance(expr, cst.Call) else ())
+                        if not (a.keyword and a.keyword.value in ("config", "configs"))]
+                if args:
+                    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                decs[i] = d.with_changes(decorator=cst.Call(func=func, args=[*args, new_arg]))
+                done.append(True)
+                break
+            return updated.with_changes(decorators=decs)
+
+    out = cst.parse_module(text).visit(_Fix())
+    if not done:
+        raise LookupError(f"no @helion.kernel decorator on {qualname!r}")
+    return out.code
