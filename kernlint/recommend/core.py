@@ -234,10 +234,13 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
     return rec
 
 
-def _rank_key(c: Candidate) -> tuple[float, float, int, int]:
-    # ties (same modelled time) go to fewer spills, then fewer stages and warps: cheaper to compile, less risk
+def _rank_key(c: Candidate) -> tuple[bool, float, float, int, int]:
+    # A config the estimate says will spill ranks after every non-spilling one: the time model prices a
+    # spilled byte far too cheaply for long rows (H200 run 4: cross_entropy 1024×128256 picked
+    # BLOCK 65536·32 warps, est. 84 B/thread spilled, and ran at 0.669 of the best). Ties (same modelled
+    # time) go to fewer spills, then fewer stages and warps: cheaper to compile, less risk.
     spill = c.estimate.registers.spill_bytes if c.estimate.registers else 0
-    return (round(c.score.time_us, 3), spill, c.num_stages, c.num_warps)
+    return (spill > 0, round(c.score.time_us, 3), spill, c.num_stages, c.num_warps)
 
 
 def buckets_for(kernel: Any, shapes: Mapping[str, int] | None) -> list[dict[str, int]]:
