@@ -226,6 +226,11 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
             a = _evaluate(kernel, src, spec, vals, p.num_warps, p.num_stages, env)
             if a and (rec.author is None or a.score.time_us < rec.author.score.time_us):
                 rec.author = a
+    return finish(rec, cands, top_k)
+
+
+def finish(rec: Any, cands: list[Candidate], top_k: int) -> Any:
+    """Rank the feasible candidates into `rec` (or say why none fits); shared by the Triton and Helion searches."""
     if not cands:
         rec.reason = rec.reason or ("no config fits: " + ", ".join(f"{k} ×{v}" for k, v in rec.rejected.items()))
         return rec

@@ -291,7 +291,7 @@ def evaluate(target: HelionTarget, config: dict[str, Any], spec: Any, bucket: Ma
 
 def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k: int = 5) -> Any:
     """Ranked feasible `helion.Config`s for one GPU and shape bucket (a kernlint.recommend.core.Recommendation)."""
-    from kernlint.recommend.core import Recommendation, _rank_key
+    from kernlint.recommend.core import Recommendation, finish
 
     rec = Recommendation(f"{target.kernel.module}.{target.kernel.qualname}", spec.key, dict(bucket))
     if target.ir.unmodelled:
@@ -324,12 +324,7 @@ def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k:
         a = evaluate(target, cfg, spec, bucket)
         if a and (rec.author is None or a.score.time_us < rec.author.score.time_us):
             rec.author = a
-    if not cands:
-        rec.reason = rec.reason or ("no config fits: " + ", ".join(f"{k} ×{v}" for k, v in rec.rejected.items()))
-        return rec
-    cands.sort(key=_rank_key)
-    rec.ranked = cands[:top_k]
-    return rec
+    return finish(rec, cands, top_k)
 
 
 def author_config(target: HelionTarget, p: Any) -> dict[str, Any]:
