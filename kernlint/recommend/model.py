@@ -35,7 +35,7 @@ from kernlint.recommend.source import KernelSource, trip_count
 TC_TFLOPS = {90: 989.0, 100: 2250.0, 80: 312.0, 89: 362.0, 120: 419.0}
 MMA_SYNC_ON_ASYNC_HW = 0.62
 CLOCK_GHZ = {90: 1.755, 100: 1.9, 80: 1.41, 89: 2.5, 120: 2.4}
-DRAM_LATENCY_US = 0.8          # loaded DRAM round trip, µs
+DRAM_LATENCY_US = 1.12         # loaded DRAM round trip, µs
 LAUNCH_US = 2.5                # kernel launch + first/last wave ramp
 CTA_OVERHEAD_US = 0.25         # CTA start, index math, epilogue store drain
 L2_OVER_DRAM = 3.5             # L2 hit bandwidth over DRAM: a 128x256 wgmma tile streams ~11 TB/s of operands
@@ -44,7 +44,8 @@ SPILL_US_PER_BYTE_THREAD = 0.004
 L2_MB = {90: 50, 100: 126, 80: 40, 89: 48, 120: 48}   # [DS-*] L2 capacity
 L2_USABLE = 0.6                # H100 L2 is two partitions; lines can be duplicated in both (half-ish usable)
 ITER_BASE_US = 0.4
-ITER_PER_ELEM_US = 0.05
+ITER_PER_ELEM_US = 0.025
+L1_WAVEFRONTS_PER_CLK = 0.25   # Hopper L1: 128 B per clock per SM
 
 
 def dram_bytes_per_s(spec: GpuSpec) -> float:
@@ -285,7 +286,8 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     # with 8 elements per thread need 4 wavefronts per 64 useful bytes: on H200 rmsnorm (n_cols is
     # do_not_specialize) 8192-column rows ran 57 µs at 2 elements/thread vs 93-141 µs at 8-32
     # (benchmarks/gpu/h200_results.json)
-    lsu = resident * work.wavefronts / (CLOCK_GHZ.get(spec.capability, 1.7) * 1e3) if work.wavefronts else 0.0
+    lsu = resident * work.wavefronts / (L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3) \
+        if work.wavefronts else 0.0
     terms = {"compute": compute, "memory": memory, "issue": issue, "latency": latency, "l1": lsu}
     bound = max(terms, key=lambda k: terms[k])
     wave = sum(v ** SOFT_MAX_P for v in terms.values()) ** (1.0 / SOFT_MAX_P)
