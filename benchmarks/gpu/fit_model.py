@@ -35,7 +35,7 @@ STEPS = (0.1, 0.25, 0.5, 0.7, 0.85, 1.0, 1.2, 1.4, 2.0, 4.0)
 @dataclass
 class Timed:
     group: int          # one kernel × shape × results file
-    split: str          # fit | held
+    split: str          # fit | held | new (gpu_configs.split_of)
     us: float
     est: Any
     work: Any
@@ -48,7 +48,7 @@ class Timed:
 
 def load(paths: list[str]) -> list[Timed]:
     import replay  # type: ignore[import-not-found]
-    from gpu_configs import KERNELS, next_pow2  # type: ignore[import-not-found]
+    from gpu_configs import KERNELS, next_pow2, split_of  # type: ignore[import-not-found]
 
     from kernlint.analysis.configs import ConfigPoint
     from kernlint.analysis.estimate import estimate
@@ -81,7 +81,7 @@ def load(paths: list[str]) -> list[Timed]:
                 if core.infeasible_reason(est):
                     continue
                 env = {**env0, **values}
-                out.append(Timed(group, "held" if idx == 1 else "fit", us, est, kernel_work(k.ir, src, env, s, w),
+                out.append(Timed(group, split_of(idx), us, est, kernel_work(k.ir, src, env, s, w),
                                  evaluate_grid(src, env), est.registers.spill_bytes if est.registers else 0, s, w,
                                  f"{name} {','.join(f'{a}={b}' for a, b in r['shape'].items())}"))
     return out
@@ -97,7 +97,7 @@ def evaluate(rows: list[Timed], show: bool = False) -> dict[str, tuple[float, fl
         sc = score(t.est, t.work, spec, t.ctas)
         groups.setdefault(t.group, []).append(((t.spill > 0, round(sc.time_us, 3), t.spill, t.stages, t.warps),
                                                t.us, t.split))
-    ratios: dict[str, list[float]] = {"fit": [], "held": []}
+    ratios: dict[str, list[float]] = {"fit": [], "held": [], "new": []}
     for gid, items in groups.items():
         best = min(us for _, us, _ in items)
         pick = min(items, key=lambda x: x[0])

@@ -1,6 +1,6 @@
 """Replay saved H200 timings against the time model: ranking quality without a GPU.
 
-  python benchmarks/gpu/replay.py [RESULTS.json ...] [--kernels a,b] [--split fit|held|all]
+  python benchmarks/gpu/replay.py [RESULTS.json ...] [--kernels a,b] [--split fit|held|new|all]
 
 For every kernel × shape pair in the results, every timed config is scored with the current model
 (kernlint.recommend.model via core._evaluate) and the model's favourite *among the timed configs* is looked
@@ -32,7 +32,7 @@ def _kernels() -> dict[str, Any]:
 
 
 def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all") -> list[dict[str, Any]]:
-    from gpu_configs import KERNELS, next_pow2  # type: ignore[import-not-found]
+    from gpu_configs import KERNELS, next_pow2, split_of  # type: ignore[import-not-found]
 
     from kernlint.hardware.specs import SPECS
     from kernlint.recommend import core
@@ -47,7 +47,7 @@ def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all"
             if name not in KERNELS or (kernels and name not in kernels):
                 continue
             idx = next(i for i, s in enumerate(KERNELS[name][2]) if s == r["shape"]) if r["shape"] in KERNELS[name][2] else -1
-            if split == "fit" and idx == 1 or split == "held" and idx != 1:
+            if split != "all" and split_of(idx) != split:
                 continue
             k = by[KERNELS[name][1]]
             src = read_kernel_source(k.jit.path, k.jit.name)
@@ -66,7 +66,7 @@ def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all"
                 continue
             scored.sort()
             best = min(us for _, us, _ in scored)
-            out.append(dict(file=Path(path).name, kernel=name, shape=r["shape"], split="held" if idx == 1 else "fit",
+            out.append(dict(file=Path(path).name, kernel=name, shape=r["shape"], split=split_of(idx),
                             pick=scored[0][2], pick_us=scored[0][1], best_us=best, ratio=best / scored[0][1],
                             top3=min(us for _, us, _ in scored[:3]) and best / min(us for _, us, _ in scored[:3])))
     return out
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> None:
         shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
         print(f"{r['file'][:22]:<22} {r['split']:<4} {r['kernel']:<13} {shape:<48} pick/best {r['ratio']:.3f} "
               f"top3 {r['top3']:.3f}  {r['pick']}")
-    for sp in ("fit", "held"):
+    for sp in ("fit", "held", "new"):
         xs = [r["ratio"] for r in rows if r["split"] == sp]
         if xs:
             print(f"{sp}: geomean pick/best {geomean(xs):.3f}, worst {min(xs):.3f} ({len(xs)} pairs)")

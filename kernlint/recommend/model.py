@@ -35,17 +35,17 @@ from kernlint.recommend.source import KernelSource, trip_count
 TC_TFLOPS = {90: 989.0, 100: 2250.0, 80: 312.0, 89: 362.0, 120: 419.0}
 MMA_SYNC_ON_ASYNC_HW = 0.62
 CLOCK_GHZ = {90: 1.755, 100: 1.9, 80: 1.41, 89: 2.5, 120: 2.4}
-DRAM_LATENCY_US = 1.12         # loaded DRAM round trip, µs
+DRAM_LATENCY_US = 0.8          # loaded DRAM round trip, µs
 LAUNCH_US = 2.5                # kernel launch + first/last wave ramp
 CTA_OVERHEAD_US = 0.25         # CTA start, index math, epilogue store drain
 L2_OVER_DRAM = 3.5             # L2 hit bandwidth over DRAM: a 128x256 wgmma tile streams ~11 TB/s of operands
-SOFT_MAX_P = 4.0               # per-wave time = p-norm of the bounds: the largest dominates, the others still count
+SOFT_MAX_P = 2.0               # per-wave time = p-norm of the bounds: the largest dominates, the others still count
 SPILL_US_PER_BYTE_THREAD = 0.004
 L2_MB = {90: 50, 100: 126, 80: 40, 89: 48, 120: 48}   # [DS-*] L2 capacity
 L2_USABLE = 0.6                # H100 L2 is two partitions; lines can be duplicated in both (half-ish usable)
 ITER_BASE_US = 0.4
-ITER_PER_ELEM_US = 0.025
-L1_WAVEFRONTS_PER_CLK = 0.25   # Hopper L1: 128 B per clock per SM
+ITER_PER_ELEM_US = 0.05
+L1_WAVEFRONTS_PER_CLK = 1.0    # Hopper L1: one 128-B wavefront per clock per SM
 
 
 def dram_bytes_per_s(spec: GpuSpec) -> float:
