@@ -77,6 +77,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                         out.write(f"    {i}. {c.label()}\n       {c.score.rationale()}\n")
                     if rec.author:
                         out.write(f"    author: {rec.author.label()}  ({rec.author.score.rationale()})\n")
+                    if rec.kept_author:
+                        out.write(f"    note: {rec.kept_author}\n")
                     entries.append(_entry(kid, spec.key, label, rec.ranked[0]))
     if args.output:
         write_store(args.output, entries, f"kernlint {__version__}")

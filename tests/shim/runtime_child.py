@@ -4,7 +4,6 @@ launcher only records what it would launch. Prints one `@@{json}` line: scenario
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import triton
