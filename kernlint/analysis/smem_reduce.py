@@ -298,7 +298,9 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
         axis = op.attrs.get("axis")
         if dims is None:
             continue
-        if axis is None:  # axis=None reduces the flattened tile
+        if axis is None and op.kind == "scan":
+            axis = 0  # tl.cumsum / tl.cumprod default
+        elif axis is None:  # axis=None reduces the flattened tile
             dims, axis = [math.prod(dims)], 0
         layout = (tile_layout(src, producers, env, memory, num_warps) if len(dims) == len(src.shape)
                   else blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps))
