@@ -7,7 +7,7 @@ Triton 3.6 (DESIGN.md §5):
   the mma.sync fallback on sm_90; exact for every measured matmul config;
 * sm_100 adds 16 B of mbarriers per pipelined loop (24,592 = 24,576 + 16);
 * loads in a `tl.range(..., num_stages=S)` loop without a dot: S − 1 buffers (softmax: BLOCK·4 B at S = 2);
-* cross-warp reductions: element bytes × num_warps of scratch (softmax, layernorm: 4·num_warps B);
+* cross-warp reductions and scans: smem_reduce.py (scratch from the operand's blocked layout);
 * buffers are reused between loops (Triton's allocator is liveness based), so the total is a peak.
 """
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
 SM100_BARRIER_BYTES = 16
@@ -121,18 +122,12 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             stages, _ = loop_stages(loop_id)
             per_loop[loop_id].append(SmemBuffer("mbarriers", TMA_BARRIER_BYTES * stages, "TMA barriers, one per stage",
                                                 loop_ops[loop_id].line))
-    # Reduction scratch (reused; the largest one counts, alongside the buffers of its loop).
+    # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
     producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
     scratch: dict[int | None, SmemBuffer] = {}
-    for step in live.steps:
-        op = step.op
-        if step.is_end or op.kind != "reduce":
-            continue
-        nbytes = _reduce_scratch(op.attrs, op.operands[0].dtype, env, num_warps,
-                                 _from_dot(op.operands[0], producers))
-        key = step.loops[-1] if step.loops else None
-        if nbytes and (key not in scratch or scratch[key].bytes < nbytes):
-            scratch[key] = SmemBuffer("reduction scratch", nbytes, f"cross-warp {op.attrs.get('fn')}", op.line)
+    for use in reduction_scratch(live, producers, env, num_warps):
+        if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
+            scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
     for step in live.steps:
         op = step.op
         if step.is_end or op.kind != "store" or num_warps < 2:
@@ -195,49 +190,6 @@ def _store_conversion_scratch(store: Op, live: Liveness, producers: Mapping[int,
     size = numel(value, env)
     slab = 32 * num_warps * min(narrow, 8)
     return 4 * min(size, slab) if size else 0
-
-
-def _from_dot(value: Value, producers: Mapping[int, Op]) -> bool:
-    """Whether a tile is (element-wise) derived from a dot result, i.e. still in the MMA layout."""
-    for _ in range(8):
-        op = producers.get(value.id)
-        if op is None or not op.operands:
-            return False
-        if op.kind == "dot":
-            return True
-        if op.kind not in ("elementwise", "cast", "view"):
-            return False
-        # follow the data operand (not a mask) of the widest rank
-        value = max(op.operands, key=lambda v: (len(v.shape), v.dtype != "i1"))
-    return False
-
-
-def _reduce_scratch(attrs: Mapping[str, Any], dtype: str, env: Mapping[str, Any], num_warps: int,
-                    mma_layout: bool = False) -> int:
-    if num_warps <= 1:
-        return 0
-    in_shape = attrs.get("in_shape", ())
-    axis = attrs.get("axis")
-    dims = [as_int(d.evaluate(env)) for d in in_shape]
-    if any(d is None for d in dims):
-        return 0
-    nbytes = int(max(4, element_bytes(dtype)))
-    if len(dims) <= 1 or axis is None:
-        return nbytes * num_warps
-    # 2-D blocked layouts put warps along dim 0: reducing axis 0 crosses warps, axis 1 stays in a warp.
-    rows = dims[0] or 1
-    if axis == 0:
-        warps_on_axis = min(num_warps, rows)
-        out = 1
-        for i, d in enumerate(dims):
-            if i != axis:
-                out *= d or 1
-        return nbytes * out * warps_on_axis if warps_on_axis > 1 else 0
-    if mma_layout:
-        return 0  # MMA layouts keep a row inside one warp (attention's row max/sum needs no scratch)
-    # Blocked layouts from loads spread a wide row over warps: one partial per row and warp group.
-    # Measured (Triton 3.9): fp8 quantizer absmax over [G, 128] → 4·G B for G = 2…128, 1–16 warps.
-    return nbytes * rows * max(1, num_warps // rows)
 
 
 def _tmem_columns(dots: list[DotPlacement]) -> int:

@@ -53,9 +53,9 @@ class Lowerer(ControlFlowLowering):
         return Value(self.next_id, shape, dtype, name)
 
     def emit(self, kind: str, operands: tuple[Value, ...], line: int, result: Value | None = None,
-             **attrs: Any) -> Value | None:
+             extra_results: tuple[Value, ...] = (), **attrs: Any) -> Value | None:
         self.next_id += 1
-        self.blocks[-1].append(Op(self.next_id, kind, result, operands, line, attrs))
+        self.blocks[-1].append(Op(self.next_id, kind, result, operands, line, attrs, results=extra_results))
         return result
 
     def note(self, line: int, construct: str) -> None:

@@ -165,31 +165,60 @@ def dot_scaled(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: i
     return dot(lo, (lhs, rhs, acc), {}, line)
 
 
+def _axis_of(axis: Any, rank: int) -> int | None:
+    from kernlint.ir.lower import CV
+
+    ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
+    return None if ax is None or rank == 0 else ax % rank
+
+
+def _tiles(x: Any) -> tuple[Value, ...] | None:
+    """The operand(s) of a reduce/scan: one tile, or a tuple of same-shape tiles (`tl.reduce((a, b), …)`)."""
+    from kernlint.ir.lower import Tup
+
+    if isinstance(x, Value):
+        return (x,)
+    if isinstance(x, Tup) and x.items and all(isinstance(i, Value) for i in x.items):
+        return tuple(x.items)
+    return None
+
+
+def _multi(lo: "Lowerer", kind: str, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...],
+           dtypes: tuple[str, ...], **attrs: Any) -> Any:
+    """One op with a result per operand (a tuple reduce/scan is one tt.reduce/tt.scan in Triton)."""
+    from kernlint.ir.lower import Tup
+
+    results = tuple(lo.new_value(shape, d) for d in dtypes)
+    lo.emit(kind, operands, line, results[0], extra_results=results[1:], **attrs)
+    return results[0] if len(results) == 1 else Tup(results)
+
+
 def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
     from kernlint.ir.lower import CV
 
-    x = _arg(args, kw, 0, "input")
+    xs = _tiles(_arg(args, kw, 0, "input"))
     axis = _arg(args, kw, 1, "axis")
     keep = kw.get("keep_dims")
-    if not isinstance(x, Value):
+    if xs is None:
         return Unknown("reduce")
-    ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
+    x = xs[0]
+    ax = _axis_of(axis, len(x.shape))
     keep_dims = isinstance(keep, CV) and bool(keep.expr.evaluate({}))
-    if ax is None or not x.shape:
+    if ax is None:
         shape: tuple[Expr, ...] = ()
     else:
-        ax = ax % len(x.shape)
         shape = tuple(Const(1) if (i == ax and keep_dims) else d for i, d in enumerate(x.shape)
                       if i != ax or keep_dims)
-    dtype = "i32" if fn in ("argmax", "argmin") else x.dtype
-    return tile(lo, "reduce", (x,), line, shape, dtype, axis=ax, fn=fn, in_shape=x.shape)
+    dtypes = ("i32",) if fn in ("argmax", "argmin") else tuple(v.dtype for v in xs)
+    return _multi(lo, "reduce", xs, line, shape, dtypes, axis=ax, fn=fn, in_shape=x.shape)
 
 
 def scan(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
-    x = _arg(args, kw, 0, "input")
-    if not isinstance(x, Value):
+    xs = _tiles(_arg(args, kw, 0, "input"))
+    if xs is None:
         return Unknown("scan")
-    return tile(lo, "scan", (x,), line, x.shape, x.dtype)
+    ax = _axis_of(_arg(args, kw, 1, "axis"), len(xs[0].shape))
+    return _multi(lo, "scan", xs, line, xs[0].shape, tuple(v.dtype for v in xs), axis=ax)
 
 
 def where(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:

@@ -1,0 +1,127 @@
+"""Reduction/scan scratch (kernlint/analysis/smem_reduce.py) against Triton 3.9 compiles.
+
+Layouts were read from the TTGIR of those compiles (#blocked attributes); byte counts are
+`metadata.shared` of single-buffer kernels (recorded in benchmarks/truth/suite-triton-3.9.json or
+compiled for this test, as noted per case).
+"""
+from __future__ import annotations
+
+from conftest import ROOT
+
+from kernlint.analysis.smem_reduce import (
+    Layout,
+    blocked_layout,
+    reduce_scratch_bytes,
+    reshaped_layout,
+    scan_scratch_bytes,
+)
+from kernlint.api import Settings, lint_paths
+
+
+def _triple(layout: Layout) -> tuple[list[int], list[int], list[int]]:
+    """(sizePerThread, threadsPerWarp, warpsPerCTA) of a layout, as TTGIR prints them."""
+    def per_dim(kinds: tuple[str, ...]) -> list[int]:
+        return [1 << sum(1 for k in bits if k in kinds) for bits in layout.bits]
+    return per_dim(("reg",)), per_dim(("lane",)), per_dim(("warp",))
+
+
+def test_blocked_layout_matches_ttgir() -> None:
+    # welford_row_stats_kernel, bf16 loads (8 per 16-B access)
+    assert _triple(blocked_layout([8, 256], 8, 4)) == ([1, 8], [1, 32], [4, 1])
+    assert _triple(blocked_layout([64, 512], 8, 2)) == ([1, 8], [1, 32], [1, 2])
+    # layernorm_bwd_dx_fused_kernel [1024] fp16, 4 warps
+    assert _triple(blocked_layout([1024], 8, 4)) == ([8], [32], [4])
+
+
+def test_reshape_keeps_elements_in_their_threads() -> None:
+    # Fp8GroupQuantizer: [2048] with 8 per thread, 8 warps, reshaped to [16, 128] (TTGIR #blocked)
+    flat = blocked_layout([2048], 8, 8)
+    assert _triple(reshaped_layout(flat, [16, 128])) == ([1, 8], [2, 16], [8, 1])
+
+
+def test_reduce_scratch() -> None:
+    # tuple reduce of three fp32 accumulators over axis 1 (welford): partials of the warps along the row
+    assert reduce_scratch_bytes(blocked_layout([1, 1024], 8, 4), 1, [32, 32, 32]) == 4 * 12        # truth 48
+    assert reduce_scratch_bytes(blocked_layout([4, 512], 8, 4), 1, [32, 32, 32]) == 4 * 2 * 12     # truth 96
+    # 64 rows × 2 warps = 128 partials, but 16 rows per thread: the swizzled conversion moves them in
+    # 4 rounds of 32 (reps), 32 × 12 B — compiled Triton 3.9 sm_90, BLOCK_M=64 BLOCK_N=512 2 warps: 384
+    assert reduce_scratch_bytes(blocked_layout([64, 512], 8, 2), 1, [32, 32, 32]) == 384
+    # one warp along the row: shuffles only
+    assert reduce_scratch_bytes(blocked_layout([8, 256], 8, 4), 1, [32, 32, 32]) == 0
+    # column sums of fp32 [16, 256], 4 warps as [2, 2]: 2 warp partials × 256 columns × 4 B (truth 2,048)
+    assert reduce_scratch_bytes(blocked_layout([16, 256], 4, 4), 0, [32]) == 2048
+
+
+def test_scan_scratch() -> None:
+    # linear_recurrence_kernel: (a, b) fp32 pair scanned over axis 0 (recorded truth)
+    assert scan_scratch_bytes([64, 32], blocked_layout([64, 32], 8, 4), 0, 8, 4) == 2048
+    assert scan_scratch_bytes([256, 128], blocked_layout([256, 128], 8, 4), 0, 8, 4) == 131072
+    assert scan_scratch_bytes([16, 16], blocked_layout([16, 16], 8, 1), 0, 8, 1) == 0
+
+
+def test_scan_reduce_kernels_end_to_end() -> None:
+    configs = ({"BLOCK_M": 4, "BLOCK_N": 512, "num_warps": 4, "num_stages": 2},
+               {"BLOCK_M": 8, "BLOCK_N": 256, "num_warps": 4, "num_stages": 3},
+               {"BLOCK_T": 64, "BLOCK_D": 32, "num_warps": 4, "num_stages": 2})
+    args = {"x_ptr": "*bf16", "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "a_ptr": "*fp16", "b_ptr": "*fp16",
+            "h_ptr": "*fp16", "h0_ptr": "*fp32", "stride_d": "1"}
+    path = str(ROOT / "tests/truth/suite_kernels/scan_reduce.py")
+    result = lint_paths([path], Settings(targets=("h100",), cli_configs=configs, arg_types=args))
+    shared = {}
+    for kernel in result.files[0].kernels:
+        for e in kernel.estimates:
+            if e.config.origin == "cli":
+                shared[(kernel.jit.name, tuple(sorted(e.config.constexprs.items())))] = e.smem.total
+    # recorded truth (suite-triton-3.9.json): 96 B tuple-reduce scratch; 32 B = the [8] fp32 mean
+    # converted from the sliced layout to the store's layout; 2,048 B scan scratch
+    assert shared[("welford_row_stats_kernel", (("BLOCK_M", 4), ("BLOCK_N", 512)))] == 96
+    assert shared[("welford_row_stats_kernel", (("BLOCK_M", 8), ("BLOCK_N", 256)))] == 32
+    assert shared[("linear_recurrence_kernel", (("BLOCK_D", 32), ("BLOCK_T", 64)))] == 2048
+
+
+PROBES = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def argmax_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr, tl.argmax(x, 0))
+
+
+@triton.jit
+def colmax_kernel(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + tl.arange(0, BN), tl.max(x, 0))
+
+
+@triton.jit
+def cumsum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.cumsum(x, 0))
+'''
+
+# (kernel, element type, config, metadata.shared) — compiled with Triton 3.9 for sm_90
+PROBE_TRUTH = [
+    ("argmax_kernel", "fp16", {"BLOCK": 2048, "num_warps": 4}, 24),   # 4 warps × (2 B value + 4 B index)
+    ("argmax_kernel", "fp32", {"BLOCK": 256, "num_warps": 8}, 64),    # 1 per thread: 8 warps × 8 B
+    ("colmax_kernel", "fp16", {"BM": 64, "BN": 64, "num_warps": 8}, 1024),  # 8 warp partials × 64 × 2 B
+    ("colmax_kernel", "fp32", {"BM": 32, "BN": 1024, "num_warps": 4}, 0),   # warps along the columns
+    ("cumsum_kernel", "fp32", {"BLOCK": 1024, "num_warps": 4}, 32),   # 4 warps × 4 B × 2 blocks
+    ("cumsum_kernel", "fp16", {"BLOCK": 256, "num_warps": 8}, 16),    # 8 warps × 2 B
+]
+
+
+def test_probe_kernels_against_compiles(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "probes.py"
+    path.write_text(PROBES)
+    for name, dtype, config, truth in PROBE_TRUTH:
+        args = {"x_ptr": f"*{dtype}", "out_ptr": "*i32" if name == "argmax_kernel" else f"*{dtype}"}
+        result = lint_paths([str(path)], Settings(targets=("h100",), cli_configs=({**config, "num_stages": 1},),
+                                                   arg_types=args))
+        [kernel] = [k for k in result.files[0].kernels if k.jit.name == name]
+        [estimate] = [e for e in kernel.estimates if e.config.origin == "cli"]
+        assert estimate.smem.total == truth, (name, dtype, config)
