@@ -118,6 +118,20 @@ class KernelSource:
     # `@triton.jit(do_not_specialize=[...])` parameters: Triton gives them no divisibility-16 hint, so a
     # mask `cols < n` over one of them cannot be proven 16-aligned and its loads are not vectorised
     unspecialized: frozenset[str] = frozenset()
+    params: list[str] = field(default_factory=list)                # the kernel's parameters, in order
+    # each launch `kernel[grid](...)`: parameter → argument expression, the host function's locals, and
+    # its parameters' defaults (`eps: float = 1e-6`), for the author's launch-site constexprs and `--verify`
+    launches: list[tuple[dict[str, ast.expr], dict[str, list[ast.expr]], dict[str, ast.expr]]] = \
+        field(default_factory=list)
+
+    def launch_value(self, name: str, env: Mapping[str, Any]) -> Any:
+        """The value the first launch that evaluates passes for `name` under `env` (None if none does)."""
+        for args, loc, _ in self.launches:
+            if name in args:
+                val = SafeEval(env, loc)(args[name])
+                if val is not None:
+                    return val
+        return None
 
 
 def _locals(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
@@ -161,6 +175,9 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
     out = KernelSource()
     if tree is None:
         return out
+    kernel_fn = next((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == kernel_name), None)
+    kernel_params = [a.arg for a in kernel_fn.args.args] if kernel_fn else []
+    out.params = kernel_params
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef):
             continue
@@ -182,6 +199,20 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
                 name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
                 if name == kernel_name:
                     out.grids.append((node.func.slice, loc))
+                    out.launches.append((_launch_args(node, kernel_params), loc, _defaults(fn)))
+    return out
+
+
+def _launch_args(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
+    args = {p: a for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)}
+    args.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
+    return args
+
+
+def _defaults(fn: ast.FunctionDef) -> dict[str, ast.expr]:
+    pos = fn.args.posonlyargs + fn.args.args
+    out = {a.arg: d for a, d in zip(pos[len(pos) - len(fn.args.defaults):], fn.args.defaults)}
+    out.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
     return out
 
 
