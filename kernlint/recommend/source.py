@@ -235,6 +235,12 @@ def _do_not_specialize(fn: ast.FunctionDef) -> frozenset[str]:
 
 def evaluate_grid(src: KernelSource, env: Mapping[str, Any]) -> int | None:
     """Number of CTAs of the first launch whose grid evaluates (a lambda is applied to META = env)."""
+    dims = grid_dims(src, env)
+    return None if dims is None else max(1, math.prod(dims))
+
+
+def grid_dims(src: KernelSource, env: Mapping[str, Any]) -> list[int] | None:
+    """The grid of the first launch whose grid evaluates under `env`, one int per dimension."""
     for expr, loc in src.grids:
         node: ast.expr | None = expr
         if isinstance(node, ast.Name) and node.id in loc:
@@ -245,7 +251,7 @@ def evaluate_grid(src: KernelSource, env: Mapping[str, Any]) -> int | None:
         if isinstance(val, (int, float)):
             val = (val,)
         if isinstance(val, tuple) and val and all(isinstance(v, (int, float)) for v in val):
-            return max(1, math.prod(int(v) for v in val))
+            return [int(v) for v in val]
     return None
 
 

@@ -2,27 +2,24 @@
 
 Some kernels are only correct for the block sizes their authors use (an unmasked loop that assumes the block
 divides a chunk, a second tile assumed no wider than the first). A recommended config outside the author's
-space (core.Candidate.in_author_space) is therefore run under Triton's interpreter (TRITON_INTERPRET=1, CPU,
-no GPU) next to the author's config, on the same small random inputs, and dropped when any buffer differs,
-holds a NaN the author's run does not, or the run crashes; the next candidate takes its place.
+space (core.Candidate.in_author_space) is run under Triton's interpreter (TRITON_INTERPRET=1, CPU) next to
+the author's config on the same small random inputs, and dropped when a buffer differs, holds a NaN the
+author's run does not, or the run crashes; the next candidate takes its place.
 
-The user's module is never imported: like `kernlint calibrate`, the child runs a scratch module built from
-the source (kernel + jit helpers + constexpr globals, kernlint/calibrate/scratch.py), with argument kinds
-from kernlint/calibrate/signature.py (`--arg` specs, stated defaults). Inputs (stated in the output):
-  * sizes: an integer argument that bounds a loop or a mask (`cols < n_cols`) or names the bucket is
-    scaled down to ≤ 192 but kept above the largest block tried and off multiples of 16, so every mask
-    and a partial last block are exercised; other integers (row counts, batch) become 3;
-  * strides: `1` for the inner stride of a contiguous operand (signature.inner_strides) and the last stride
-    of a `stride_<tensor><dim>` group; outer ones are the product of the inner dims' sizes when those dims
-    name size arguments, else the widest size (stated: rows do not overlap);
-  * pointers: over-allocated random buffers (ints in [0, 3)); the grid is the launch site's, evaluated on
-    these sizes (source.evaluate_grid); a constexpr the launch site computes takes that value for the author.
-Each config runs twice: on the random buffers, and with the buffers the author's run writes poisoned with
-NaN (an element one config leaves unwritten then shows up as NaN). Torch is required: Triton 3.9's
-interpreter copies arguments through torch storages (triton/runtime/interpreter.py, _init_args_hst).
-
-This module is also the child (`python -m kernlint.recommend.verify`): its top level imports only the
-standard library, so the verifying interpreter needs triton and torch but nothing of kernlint's own deps.
+The user's module is never imported: as in `kernlint calibrate`, the child runs a scratch module built from
+the source (kernlint/calibrate/scratch.py), arguments typed by kernlint/calibrate/signature.py (`--arg`,
+stated defaults). Inputs, stated in the output:
+  * sizes: an integer that bounds a loop or a mask (`cols < n_cols`) or is in the bucket is scaled down to
+    ≤ 192 but kept above the largest block tried and off multiples of 16 (every mask and a partial last
+    block run); other integers (row counts, batch) become 3;
+  * strides: 1 for the inner stride (signature.inner_strides, or the last of a `stride_<tensor><dim>`
+    group), outer ones the product of the inner dims' sizes, else the widest size (stated);
+  * pointers: over-allocated random buffers (ints in [0, 3)); the grid is the launch site's on these sizes
+    (source.grid_dims); a constexpr the launch site computes takes that value for the author.
+Each config runs twice: on the random buffers, and with the buffers the author writes poisoned with NaN (an
+element a config leaves unwritten shows as NaN). Torch is required: Triton 3.9's interpreter copies
+arguments through torch storages (triton/runtime/interpreter.py, _init_args_hst). This module is also the
+child (`python -m kernlint.recommend.verify`): its top level imports only the standard library.
 """
 from __future__ import annotations
 
@@ -49,12 +46,10 @@ class VerifyUnavailable(RuntimeError):
 
 
 class NotVerifiable(Exception):
-    """Inputs cannot be derived for this kernel (the message says why)."""
+    """Inputs cannot be derived for this kernel, or the author's config fails on them (message: why)."""
 
 
-# ------------------------------------------------------------------------------------------------------
-# Parent side (the CLI process)
-# ------------------------------------------------------------------------------------------------------
+# ---- parent side (the CLI process) -------------------------------------------------------------------
 
 class Verifier:
     def __init__(self, python: str | None, arg_specs: dict[str, str]) -> None:
@@ -68,8 +63,7 @@ class Verifier:
     def check(self, kernel: Any, rec: Any, top_k: int) -> None:
         """Verify the outside-space candidates that could be offered; drop failures; keep `top_k`."""
         from kernlint.recommend.core import bucket_label
-        outside = [c for c in rec.ranked if not c.in_author_space]
-        if not outside:
+        if all(c.in_author_space for c in rec.ranked):
             rec.ranked = rec.ranked[:top_k]
             return
         keys: list[tuple[tuple[str, Any], ...]] = []
@@ -96,8 +90,7 @@ class Verifier:
                 if verdicts[key] is not None:
                     why = f"dropped {c.label()}: {verdicts[key]}"
                     rec.rejected["--verify: " + str(verdicts[key]).split(":")[0]] += 1
-                    if why not in rec.notes:
-                        rec.notes.append(why)
+                    rec.notes += [why] if why not in rec.notes else []
                     continue
                 c.verified = "verified: same results as the author's config under TRITON_INTERPRET=1"
             kept.append(c)
@@ -113,7 +106,7 @@ def build_request(kernel: Any, bucket: dict[str, Any], configs: list[dict[str, A
     from kernlint.calibrate.scratch import ScratchError, build_scratch, find_kernel, source_tree_for
     from kernlint.calibrate.signature import SpecError, derive_signature, pointer_args, unit_stride_args
     from kernlint.recommend.core import bucket_env
-    from kernlint.recommend.source import SafeEval, read_kernel_source
+    from kernlint.recommend.source import grid_dims, read_kernel_source
 
     jit = kernel.jit
     src = read_kernel_source(jit.path, jit.name)
@@ -168,18 +161,18 @@ def build_request(kernel: Any, bucket: dict[str, Any], configs: list[dict[str, A
     values.update({k: v for k, (v, _) in strides.items()})
     assumed.insert(0, ", ".join(f"{k}={v}" for k, v in sizes.items()) or "no size arguments")
     runs = []
-    for label, cfg in [("author", author), *((None, c) for c in configs)]:
+    for cfg in [author, *configs]:
         cx = {k: v for k, v in {**author, **cfg}.items() if k in jit.constexpr_names}
         missing = [n for n in jit.constexpr_names if n not in cx]
         if missing:
             raise NotVerifiable(f"no value for constexpr {missing[0]} in the author's config")
         # host names the kernel does not take (`n_rows` of a row grid) only count programs: keep them small
         host = {k: SMALL for k, v in env.items() if k not in src.params and isinstance(v, int)}
-        grid = _grid(src, {**env, **host, **sizes, **values, **cx}, SafeEval)
+        grid = grid_dims(src, {**env, **host, **sizes, **values, **cx})
         if grid is None:
             raise NotVerifiable("the launch grid does not evaluate on the derived sizes")
         runs.append({"label": ", ".join(f"{k}={v}" for k, v in cx.items() if k in tiles),
-                     "constexprs": cx, "grid": grid})
+                     "constexprs": cx, "grid": [max(1, d) for d in grid]})
     # the largest offset: each stride times the extent of the index it multiplies (its dim's size plus a
     # block of overhang, or a program id for a row stride), plus a row and two blocks of masked overhang
     pids = max(d for r in runs for d in r["grid"]) + 1
@@ -226,7 +219,6 @@ def _author_constexprs(kernel: Any, src: Any, bucket: dict[str, Any], configs: l
 
 def _launch_default(src: Any, name: str) -> Any:
     """A scalar's example value from the launch site: a host parameter default (`eps: float = 1e-6`)."""
-    import ast
     for args, _, defaults in src.launches:
         expr = args.get(name)
         if isinstance(expr, ast.Name) and expr.id in defaults:
@@ -268,21 +260,6 @@ def _strides(sig: list[Any], sizes: dict[str, int], widest: int, assumed: list[s
     return out
 
 
-def _grid(src: Any, env: dict[str, Any], safe_eval: Any) -> list[int] | None:
-    import ast
-    for expr, loc in src.grids:
-        node = expr
-        if isinstance(node, ast.Name) and node.id in loc:
-            node = loc[node.id][-1]
-        if isinstance(node, ast.Lambda):
-            node = node.body
-        val = safe_eval(env, loc)(node)
-        val = (val,) if isinstance(val, (int, float)) else val
-        if isinstance(val, tuple) and val and all(isinstance(v, (int, float)) for v in val):
-            return [max(1, int(v)) for v in val]
-    return None
-
-
 def _run_runs(python: str, request: dict[str, Any]) -> list[str | None]:
     """One verdict per candidate run (None: same as the author's). A crashed child is retried one candidate
     per child, so a segfault blames only the config that caused it."""
@@ -306,8 +283,8 @@ def _author_ok(resp: dict[str, Any]) -> list[str | None]:
 
 def _child(python: str, request: dict[str, Any]) -> dict[str, Any]:
     env = dict(os.environ, TRITON_INTERPRET="1")
-    root = str(Path(__file__).resolve().parent.parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join([root, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    root = str(Path(__file__).resolve().parents[2])        # the directory that holds `kernlint/`
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     try:
         proc = subprocess.run([python, "-m", "kernlint.recommend.verify"], input=json.dumps(request), text=True,
                               capture_output=True, env=env, timeout=TIMEOUT_S)
@@ -320,9 +297,7 @@ def _child(python: str, request: dict[str, Any]) -> dict[str, Any]:
     return {"error": f"exit code {proc.returncode}" + (f": {tail[0][:300]}" if tail else "")}
 
 
-# ------------------------------------------------------------------------------------------------------
-# Child side: imports triton (interpreted) and torch only
-# ------------------------------------------------------------------------------------------------------
+# ---- child side: imports triton (interpreted) and torch only -----------------------------------------
 
 def _launch(fn: Any, req: dict[str, Any], run: dict[str, Any], buffers: dict[str, Any]) -> None:
     args = [buffers[a["name"]] if a["kind"] == "pointer" else a["value"] for a in req["args"]]
@@ -344,8 +319,7 @@ def _compare(torch: Any, ref: dict[str, Any], got: dict[str, Any], req: dict[str
         else:
             close = g == r
         if not bool(close.all()):
-            bad = int((~close).sum())
-            return f"differs: {bad} elements of {a['name']} differ from the author's config"
+            return f"differs: {int((~close).sum())} elements of {a['name']} differ from the author's config"
     return None
 
 
@@ -359,8 +333,12 @@ def _verify(req: dict[str, Any]) -> dict[str, Any]:
         spec = importlib.util.spec_from_file_location("kernlint_verify_scratch", path)
         mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         sys.modules["kernlint_verify_scratch"] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-        return _verify_runs(torch, getattr(mod, req["kernel"]), req)
+        try:
+            spec.loader.exec_module(mod)  # type: ignore[union-attr]
+            fn = getattr(mod, req["kernel"])
+        except Exception as exc:  # noqa: BLE001 — no config can run: the kernel is not verifiable
+            return {"author_error": f"the scratch module does not load: {type(exc).__name__}: {exc}"[:300]}
+        return _verify_runs(torch, fn, req)
 
 
 def _verify_runs(torch: Any, fn: Any, req: dict[str, Any]) -> dict[str, Any]:

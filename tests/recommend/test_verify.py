@@ -158,6 +158,25 @@ def test_broken_outside_config_is_dropped(tmp_path: Path) -> None:
 
 
 @needs_interpreter
+def test_nan_from_a_small_block_is_dropped(tmp_path: Path) -> None:
+    from kernlint.recommend.verify import Verifier
+    src = tmp_path / "rowsum_head.py"
+    # the mean of columns 128..255 divides by the count of those columns inside the block: 0/0 = NaN when
+    # BLOCK_SIZE = 128 holds none of them
+    src.write_text(BROKEN.replace(
+        "    tl.store(head_ptr + row * 256 + head, tl.load(x_row + head), mask=head < 256)",
+        "    sel = (head >= 128) & (head < 256)\n"
+        "    part = tl.load(x_row + head, mask=sel, other=0.0).to(tl.float32)\n"
+        "    tl.store(head_ptr + row, tl.sum(part, axis=0) / tl.sum(sel.to(tl.float32), axis=0))"))
+    k = _kernel(src, "rowsum_head_kernel")
+    rec = _only(recommend(k, SPECS["h100"], {"n_cols": 4096}, top_k=500), {128, 256, 4096})
+    Verifier(PY, {}).check(k, rec, top_k=5)
+    assert [c.constexprs["BLOCK_SIZE"] for c in rec.ranked] == [256, 4096]
+    assert any(n.startswith("dropped BLOCK_SIZE=128") and ": NaN: 3 elements of head_ptr" in n
+               for n in rec.notes), rec.notes     # one mean per row, 3 rows
+
+
+@needs_interpreter
 def test_unverifiable_kernel_keeps_only_inside_configs(tmp_path: Path) -> None:
     from kernlint.recommend.verify import Verifier
     src = tmp_path / "rowsum_head.py"
