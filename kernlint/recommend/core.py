@@ -3,10 +3,13 @@
 The space is learnt, not invented (DESIGN.md §8: "stay inside [the author's space] unless the kernel proves
 otherwise"): tile constexprs range over powers of two between the smallest and largest value the author's
 configs use, pairwise relations every author config satisfies (BLOCK_M ≥ BLOCK_N, BLOCK_M == BLOCK_N) are
-kept, and `tl.static_assert` conditions are evaluated per candidate. Constexprs that do not shape a tile
-(GROUP_M, CAUSAL) keep the author's value. A block size the host computes at the launch (softmax's
-`next_power_of_2(n_cols)`) is only searched when a loop steps by it (a looped reduction accepts any
-block); otherwise it must come from the bucket (`--shape BLOCK_SIZE=...`) or there is no recommendation.
+kept, and `tl.static_assert` conditions and the launching function's `assert`s are evaluated per candidate.
+Constexprs that do not shape a tile (GROUP_M, CAUSAL) keep the author's value. A block size the host
+computes at the launch (softmax's `next_power_of_2(n_cols)`) is only searched when a loop steps by it (a
+looped reduction accepts any block); otherwise it must come from the bucket (`--shape BLOCK_SIZE=...`) or
+there is no recommendation. A candidate with a constexpr value the author never uses (a power of two between
+the author's values, a looped block other than the launch's) is marked `in_author_space=False`;
+`recommend --verify` (kernlint.recommend.verify) checks those against the author's config.
 """
 from __future__ import annotations
 
@@ -244,7 +247,7 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
             continue
         bad = check_asserts(src, values)
         if bad:
-            rec.rejected[f"static_assert({bad})"] += 1
+            rec.rejected[bad] += 1
             continue
         outside = outside_author_space(values, space)
         for nw in WARPS:

@@ -123,6 +123,9 @@ class KernelSource:
     # its parameters' defaults (`eps: float = 1e-6`), for the author's launch-site constexprs and `--verify`
     launches: list[tuple[dict[str, ast.expr], dict[str, list[ast.expr]], dict[str, ast.expr]]] = \
         field(default_factory=list)
+    # `assert` statements of the host functions that launch the kernel, each with the host names that are
+    # passed straight to a kernel parameter (`BLOCK_SIZE=block` → {"block": "BLOCK_SIZE"})
+    launch_asserts: list[tuple[ast.expr, dict[str, str]]] = field(default_factory=list)
 
     def launch_value(self, name: str, env: Mapping[str, Any]) -> Any:
         """The value the first launch that evaluates passes for `name` under `env` (None if none does)."""
@@ -199,7 +202,10 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
                 name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
                 if name == kernel_name:
                     out.grids.append((node.func.slice, loc))
-                    out.launches.append((_launch_args(node, kernel_params), loc, _defaults(fn)))
+                    args = _launch_args(node, kernel_params)
+                    out.launches.append((args, loc, _defaults(fn)))
+                    passed = {e.id: p for p, e in args.items() if isinstance(e, ast.Name)}
+                    out.launch_asserts += [(a.test, passed) for a in ast.walk(fn) if isinstance(a, ast.Assert)]
     return out
 
 
@@ -267,8 +273,13 @@ def trip_count(src: KernelSource, line: int, env: Mapping[str, Any]) -> int | No
 
 
 def check_asserts(src: KernelSource, env: Mapping[str, Any]) -> str | None:
-    """The first static_assert that evaluates to False under `env`, else None (unknown counts as passing)."""
+    """The first `tl.static_assert` or launch-site `assert` that evaluates to False under `env` (kernel names),
+    as text, else None; one that does not evaluate (shapes, dtypes) counts as passing."""
     for text, node in zip(src.static_asserts, src.assert_nodes):
         if SafeEval(env)(node) is False:
-            return text
+            return f"static_assert({text})"
+    for node, passed in src.launch_asserts:
+        host = {h: env[p] for h, p in passed.items() if p in env}
+        if SafeEval({**env, **host})(node) is False:
+            return f"launch-site assert {ast.unparse(node)}"
     return None

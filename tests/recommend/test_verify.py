@@ -223,3 +223,18 @@ def test_verify_without_triton_is_one_line(tmp_path: Path) -> None:
     assert code == 2
     lines = err.getvalue().strip().splitlines()
     assert len(lines) == 1 and "--verify needs triton and torch" in lines[0] and "No module named" in lines[0]
+
+
+def test_launch_site_assert_bounds_the_search(tmp_path: Path) -> None:
+    # the launching function asserts the block it passes (`BLOCK_SIZE=block`) is at least 256: candidates
+    # below 256 are rejected statically, under the host name's constraint, before any --verify
+    src = tmp_path / "rowsum_head.py"
+    src.write_text(BROKEN.replace(
+        "    BLOCK_SIZE = max(256, min(4096, triton.next_power_of_2(n_cols)))\n",
+        "    block = max(256, min(4096, triton.next_power_of_2(n_cols)))\n    assert block >= 256\n").replace(
+        "BLOCK_SIZE=BLOCK_SIZE)", "BLOCK_SIZE=block)"))
+    k = _kernel(src, "rowsum_head_kernel")
+    rec = recommend(k, SPECS["h100"], {"n_cols": 4096}, top_k=500)
+    assert rec.ranked and min(c.constexprs["BLOCK_SIZE"] for c in rec.ranked) == 256
+    assert rec.rejected["launch-site assert block >= 256"] == 1     # BLOCK_SIZE=128, the only one below
+    assert {c.constexprs["BLOCK_SIZE"] for c in rec.ranked if c.in_author_space} == {4096}   # launch value
