@@ -65,6 +65,7 @@ class Verifier:
         from kernlint.recommend.core import bucket_label
         if all(c.in_author_space for c in rec.ranked):
             rec.ranked = rec.ranked[:top_k]
+            rec.notes.append("--verify: every candidate is inside the author's space, nothing to run")
             return
         keys: list[tuple[tuple[str, Any], ...]] = []
         for c in rec.ranked:        # the results depend on constexprs only: one run per distinct set
@@ -74,8 +75,7 @@ class Verifier:
         verdicts: dict[tuple[tuple[str, Any], ...], str | None] = {}
         try:
             request, assumed = build_request(kernel, rec.bucket, [dict(k) for k in keys], self.arg_specs)
-            results = _run_runs(self.python, request)
-            verdicts = {k: r for k, r in zip(keys, results)}
+            verdicts = dict(zip(keys, _run_runs(self.python, request)))
             rec.notes.append("verified under TRITON_INTERPRET=1 against the author's config "
                              f"({request['runs'][0]['label']}) on " + "; ".join(assumed))
         except NotVerifiable as exc:
@@ -88,7 +88,7 @@ class Verifier:
                     rec.rejected["outside the author's space, not verified"] += 1
                     continue
                 if verdicts[key] is not None:
-                    why = f"dropped {c.label()}: {verdicts[key]}"
+                    why = f"dropped {', '.join(f'{k}={v}' for k, v in key)} (any warps/stages): {verdicts[key]}"
                     rec.rejected["--verify: " + str(verdicts[key]).split(":")[0]] += 1
                     rec.notes += [why] if why not in rec.notes else []
                     continue
