@@ -17,6 +17,14 @@ def add_parser(sub: Any) -> None:
                    help="a shape bucket, e.g. M=4096,N=4096,K=1024 (repeatable; a constexpr here is fixed)")
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument("-o", "--output", metavar="PATH", help="write the config store (kernlint.lock.json)")
+    p.add_argument("--verify", action="store_true",
+                   help="run each offered config outside the author's space and the author's config under "
+                        "TRITON_INTERPRET=1 on small random inputs; drop the ones whose results differ "
+                        "(needs triton and torch)")
+    p.add_argument("--verify-python", metavar="PATH",
+                   help="interpreter with triton and torch that runs --verify (default: this one)")
+    p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
+                   help="--verify argument spec, as for calibrate: x_ptr=*bf16, eps=1e-5, stride_xk=1")
 
 
 def kernel_source(path: str, line: int) -> str:
@@ -43,6 +51,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
     targets = resolve_targets(args.target or ["h100"])
     shapes = [_parse_shape(s) for s in args.shape]
+    verifier = None
+    if args.verify:
+        from kernlint.recommend.verify import Verifier, VerifyUnavailable
+        try:
+            verifier = Verifier(args.verify_python, dict(a.split("=", 1) for a in args.arg if "=" in a))
+        except VerifyUnavailable as exc:
+            import sys
+            sys.stderr.write(f"kernlint: error: {exc}\n")
+            return 2
+    extra = 20 if verifier else 0       # spares that replace candidates --verify drops
     result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets)))
     entries: list[Entry] = []
     for f in result.files:
@@ -55,8 +73,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     entries += cli_entries(k, f.path, spec, [dict(s) for s in shapes], args.top_k, out)
                     continue
                 buckets = [dict(s) for s in shapes] if shapes else buckets_for(k, None)
-                recs = [recommend(k, spec, b, top_k=max(args.top_k, 50 if not shapes else args.top_k))
+                recs = [recommend(k, spec, b, top_k=max(args.top_k, 50 if not shapes else args.top_k) + extra)
                         for b in buckets]
+                if verifier:
+                    for rec in recs:
+                        verifier.check(k, rec, max(args.top_k, 50 if not shapes else args.top_k))
                 unknown = not shapes and len(recs) > 1
                 out.write(f"{f.path}::{k.jit.qualname} [{spec.key}]\n")
                 if unknown:   # no shapes: one config good for every bucket (the worst bucket is minimised)
@@ -65,16 +86,24 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                         out.write(f"  no recommendation: {next((r.reason for r in recs if r.reason), 'no config fits')}\n")
                         continue
                     out.write(f"  shapes unknown: best worst-case over {len(recs)} buckets -> {pick.label()}\n")
+                    if pick.space_note():
+                        out.write(f"    {pick.space_note()}\n")
+                    for note in dict.fromkeys(n for r in recs for n in r.notes):
+                        out.write(f"    {note}\n")
                     entries.append(_entry(kid, spec.key, "*", pick))
                     continue
                 for b, rec in zip(buckets, recs):
                     label = bucket_label(b)
                     if not rec.ranked:
                         out.write(f"  {label}: no recommendation: {rec.reason}\n")
+                        out.writelines(f"    {note}\n" for note in rec.notes)
                         continue
                     out.write(f"  {label}: searched {rec.searched} configs\n")
                     for i, c in enumerate(rec.ranked[:args.top_k], 1):
                         out.write(f"    {i}. {c.label()}\n       {c.score.rationale()}\n")
+                        if c.space_note():
+                            out.write(f"       {c.space_note()}\n")
+                    out.writelines(f"    {note}\n" for note in rec.notes)
                     if rec.author:
                         out.write(f"    author: {rec.author.label()}  ({rec.author.score.rationale()})\n")
                     if rec.kept_author:
@@ -93,4 +122,7 @@ def _entry(kid: str, target: str, bucket: str, c: Any) -> Entry:
                "smem": est.smem.total if est.smem else None,
                "ctas_per_sm": est.occupancy.ctas_per_sm if est.occupancy else None,
                "model_us": round(c.score.time_us, 2)}
-    return Entry(kid, target, bucket, c.config(), summary, c.score.rationale())
+    rationale = c.score.rationale() + (f"; {c.space_note()}" if c.space_note() else "")
+    space = None if c.in_author_space else {"in_author_space": False, "outside": dict(c.outside),
+                                            "verified": c.verified}
+    return Entry(kid, target, bucket, c.config(), summary, rationale, space)

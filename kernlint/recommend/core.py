@@ -3,10 +3,13 @@
 The space is learnt, not invented (DESIGN.md §8: "stay inside [the author's space] unless the kernel proves
 otherwise"): tile constexprs range over powers of two between the smallest and largest value the author's
 configs use, pairwise relations every author config satisfies (BLOCK_M ≥ BLOCK_N, BLOCK_M == BLOCK_N) are
-kept, and `tl.static_assert` conditions are evaluated per candidate. Constexprs that do not shape a tile
-(GROUP_M, CAUSAL) keep the author's value. A block size the host computes at the launch (softmax's
-`next_power_of_2(n_cols)`) is only searched when a loop steps by it (a looped reduction accepts any
-block); otherwise it must come from the bucket (`--shape BLOCK_SIZE=...`) or there is no recommendation.
+kept, and `tl.static_assert` conditions and the launching function's `assert`s are evaluated per candidate.
+Constexprs that do not shape a tile (GROUP_M, CAUSAL) keep the author's value. A block size the host
+computes at the launch (softmax's `next_power_of_2(n_cols)`) is only searched when a loop steps by it (a
+looped reduction accepts any block); otherwise it must come from the bucket (`--shape BLOCK_SIZE=...`) or
+there is no recommendation. A candidate with a constexpr value the author never uses (a power of two between
+the author's values, a looped block other than the launch's) is marked `in_author_space=False`;
+`recommend --verify` (kernlint.recommend.verify) checks those against the author's config.
 """
 from __future__ import annotations
 
@@ -42,6 +45,15 @@ class Candidate:
     estimate: KernelEstimate
     score: Score
     in_author_space: bool = True
+    outside: dict[str, str] = field(default_factory=dict)   # constexpr → the author's values (rationale)
+    verified: str | None = None          # `--verify`: how this outside-space config was checked
+
+    def space_note(self) -> str:
+        """'' inside the author's space; else which constexprs leave it and whether that was verified."""
+        if self.in_author_space:
+            return ""
+        what = ", ".join(f"{k}={self.constexprs.get(k)} (author: {v})" for k, v in self.outside.items())
+        return f"outside the author's space: {what or 'constexprs'}; " + (self.verified or "not verified")
 
     def config(self) -> dict[str, Any]:
         return {"kwargs": dict(self.constexprs), "num_warps": self.num_warps, "num_stages": self.num_stages}
@@ -63,6 +75,7 @@ class Recommendation:
     rejected: Counter[str] = field(default_factory=Counter)
     author_tuned: bool = False           # the author's configs are an autotune list (tuned on some GPU)
     kept_author: str | None = None       # why the author's tuned config stays first
+    notes: list[str] = field(default_factory=list)   # `--verify`: what was verified, dropped or not verified
 
 
 @dataclass
@@ -73,6 +86,11 @@ class Space:
     stages: list[int]
     author_points: list[ConfigPoint]
     reason: str | None = None
+    # tunable constexpr → the values the author uses: every value of an autotuned tile (the search also
+    # tries the powers of two between them, which the author never ran), or for a block the launch site
+    # computes, its value at this bucket (empty if that expression does not evaluate). A candidate with a
+    # value outside these is outside the author's space (Candidate.in_author_space).
+    author_values: dict[str, frozenset[int]] = field(default_factory=dict)
 
 
 def _pow2_between(lo: int, hi: int) -> list[int]:
@@ -91,6 +109,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     author = [p for p in kernel.points if p.origin in ("autotune", "launch", "default")]
     tunable: dict[str, list[int]] = {}
     fixed: dict[str, Any] = {}
+    author_values: dict[str, frozenset[int]] = {}
     loop_steps = {ast_name(lf.step) for lf in src.loops.values()} - {None}
     for name in ir.constexprs:
         if name in bucket:
@@ -101,6 +120,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
         if name in tiles and ints and len(ints) == len(vals) and all(v & (v - 1) == 0 for v in ints) \
                 and any(p.origin == "autotune" for p in known):
             tunable[name] = _pow2_between(min(ints), max(ints))
+            author_values[name] = frozenset(ints)
         elif name in tiles and name in loop_steps:
             # a looped block: any power of two works; wider than the loop's extent only wastes lanes
             hi = 65536
@@ -111,6 +131,8 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
                     if isinstance(stop, (int, float)) and stop > 0:
                         hi = min(hi, 1 << max(0, int(stop) - 1).bit_length())
             tunable[name] = _pow2_between(min(128, hi), hi)
+            launched = src.launch_value(name, bucket)
+            author_values[name] = frozenset([launched]) if isinstance(launched, int) else frozenset()
         elif vals:
             fixed[name] = Counter(map(repr, vals)).most_common(1)[0][0]
             fixed[name] = next(v for v in vals if repr(v) == fixed[name])
@@ -132,7 +154,20 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     has_loop = bool(src.loops) or any(op.kind == "for" for op, _ in ir.walk())
     has_dot = any(op.kind == "dot" for op, _ in ir.walk())
     stages = list(range(1, 8)) if has_dot else ([1, 2, 3] if has_loop else [1])
-    return Space(tunable, fixed, rel, stages, author)
+    return Space(tunable, fixed, rel, stages, author, None, author_values)
+
+
+def outside_author_space(values: Mapping[str, Any], space: Space) -> dict[str, str]:
+    """Constexprs of `values` the author never uses: name → the author's values, for the rationale.
+
+    Only constexprs count: num_warps and num_stages change how the same program is scheduled, never what it
+    computes, so any value of them is inside the author's space. Fixed constexprs are the author's (or the
+    bucket's) value by construction."""
+    out: dict[str, str] = {}
+    for name, allowed in space.author_values.items():
+        if values.get(name) not in allowed:
+            out[name] = "/".join(map(str, sorted(allowed))) or "computed at the launch"
+    return out
 
 
 def ast_name(node: Any) -> str | None:
@@ -220,13 +255,16 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
             continue
         bad = check_asserts(src, values)
         if bad:
-            rec.rejected[f"static_assert({bad})"] += 1
+            rec.rejected[bad] += 1
             continue
+        outside = outside_author_space(values, space)
         for nw in WARPS:
             for ns in space.stages:
                 rec.searched += 1
                 c = _evaluate(kernel, src, spec, values, nw, ns, env, rec.rejected)
                 if c is not None:
+                    c.in_author_space = not outside
+                    c.outside = outside
                     cands.append(c)
     for p in space.author_points:
         if not p.unknown:

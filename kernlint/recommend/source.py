@@ -118,6 +118,23 @@ class KernelSource:
     # `@triton.jit(do_not_specialize=[...])` parameters: Triton gives them no divisibility-16 hint, so a
     # mask `cols < n` over one of them cannot be proven 16-aligned and its loads are not vectorised
     unspecialized: frozenset[str] = frozenset()
+    params: list[str] = field(default_factory=list)                # the kernel's parameters, in order
+    # each launch `kernel[grid](...)`: parameter → argument expression, the host function's locals, and
+    # its parameters' defaults (`eps: float = 1e-6`), for the author's launch-site constexprs and `--verify`
+    launches: list[tuple[dict[str, ast.expr], dict[str, list[ast.expr]], dict[str, ast.expr]]] = \
+        field(default_factory=list)
+    # `assert` statements of the host functions that launch the kernel, each with the host names that are
+    # passed straight to a kernel parameter (`BLOCK_SIZE=block` → {"block": "BLOCK_SIZE"})
+    launch_asserts: list[tuple[ast.expr, dict[str, str]]] = field(default_factory=list)
+
+    def launch_value(self, name: str, env: Mapping[str, Any]) -> Any:
+        """The value the first launch that evaluates passes for `name` under `env` (None if none does)."""
+        for args, loc, _ in self.launches:
+            if name in args:
+                val = SafeEval(env, loc)(args[name])
+                if val is not None:
+                    return val
+        return None
 
 
 def _locals(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
@@ -161,6 +178,9 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
     out = KernelSource()
     if tree is None:
         return out
+    kernel_fn = next((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == kernel_name), None)
+    kernel_params = [a.arg for a in kernel_fn.args.args] if kernel_fn else []
+    out.params = kernel_params
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef):
             continue
@@ -182,6 +202,23 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
                 name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
                 if name == kernel_name:
                     out.grids.append((node.func.slice, loc))
+                    args = _launch_args(node, kernel_params)
+                    out.launches.append((args, loc, _defaults(fn)))
+                    passed = {e.id: p for p, e in args.items() if isinstance(e, ast.Name)}
+                    out.launch_asserts += [(a.test, passed) for a in ast.walk(fn) if isinstance(a, ast.Assert)]
+    return out
+
+
+def _launch_args(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
+    args = {p: a for p, a in zip(params, call.args) if not isinstance(a, ast.Starred)}
+    args.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
+    return args
+
+
+def _defaults(fn: ast.FunctionDef) -> dict[str, ast.expr]:
+    pos = fn.args.posonlyargs + fn.args.args
+    out = {a.arg: d for a, d in zip(pos[len(pos) - len(fn.args.defaults):], fn.args.defaults)}
+    out.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
     return out
 
 
@@ -204,6 +241,12 @@ def _do_not_specialize(fn: ast.FunctionDef) -> frozenset[str]:
 
 def evaluate_grid(src: KernelSource, env: Mapping[str, Any]) -> int | None:
     """Number of CTAs of the first launch whose grid evaluates (a lambda is applied to META = env)."""
+    dims = grid_dims(src, env)
+    return None if dims is None else max(1, math.prod(dims))
+
+
+def grid_dims(src: KernelSource, env: Mapping[str, Any]) -> list[int] | None:
+    """The grid of the first launch whose grid evaluates under `env`, one int per dimension."""
     for expr, loc in src.grids:
         node: ast.expr | None = expr
         if isinstance(node, ast.Name) and node.id in loc:
@@ -214,7 +257,7 @@ def evaluate_grid(src: KernelSource, env: Mapping[str, Any]) -> int | None:
         if isinstance(val, (int, float)):
             val = (val,)
         if isinstance(val, tuple) and val and all(isinstance(v, (int, float)) for v in val):
-            return max(1, math.prod(int(v) for v in val))
+            return [int(v) for v in val]
     return None
 
 
@@ -230,8 +273,13 @@ def trip_count(src: KernelSource, line: int, env: Mapping[str, Any]) -> int | No
 
 
 def check_asserts(src: KernelSource, env: Mapping[str, Any]) -> str | None:
-    """The first static_assert that evaluates to False under `env`, else None (unknown counts as passing)."""
+    """The first `tl.static_assert` or launch-site `assert` that evaluates to False under `env` (kernel names),
+    as text, else None; one that does not evaluate (shapes, dtypes) counts as passing."""
     for text, node in zip(src.static_asserts, src.assert_nodes):
         if SafeEval(env)(node) is False:
-            return text
+            return f"static_assert({text})"
+    for node, passed in src.launch_asserts:
+        host = {h: env[p] for h, p in passed.items() if p in env}
+        if SafeEval({**env, **host})(node) is False:
+            return f"launch-site assert {ast.unparse(node)}"
     return None

@@ -44,10 +44,16 @@ class Entry:
     config: dict[str, Any]      # {"kwargs": {...}, "num_warps": 8, "num_stages": 3}
     estimate: dict[str, Any]
     rationale: str
+    # {"in_author_space": False, "outside": {"BLOCK_SIZE": "4096"}, "verified": "..."}; None (and no key in
+    # the file) for a config inside the author's space, so stores written before this field read unchanged
+    space: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "target": self.target, "bucket": self.bucket, "config": self.config,
-                "estimate": self.estimate, "rationale": self.rationale}
+        out = {"kernel": self.kernel, "target": self.target, "bucket": self.bucket, "config": self.config,
+               "estimate": self.estimate, "rationale": self.rationale}
+        if self.space is not None:
+            out["space"] = self.space
+        return out
 
 
 def write_store(path: str, entries: list[Entry], generator: str) -> None:
@@ -75,7 +81,8 @@ def read_store(path: str) -> list[Entry]:
             if not isinstance(cfg.get("kwargs", {}), dict) or not isinstance(cfg.get("num_warps", 4), int):
                 raise TypeError("config")
             out.append(Entry(str(e["kernel"]), str(e["target"]), str(e.get("bucket", "*")), cfg,
-                             dict(e.get("estimate") or {}), str(e.get("rationale", ""))))
+                             dict(e.get("estimate") or {}), str(e.get("rationale", "")),
+                             dict(e["space"]) if isinstance(e.get("space"), dict) else None))
         except (KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{path}: entry {i} is malformed ({exc})") from None
     return out
