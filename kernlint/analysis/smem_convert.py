@@ -200,8 +200,11 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
     for op_id, a in accesses.items():
         if a.is_load:
             load_layout.setdefault(a.shape, layouts[op_id])
+    # loop-carried values and if-merges take the layout of what flows into them
     carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
                for c in s.op.attrs.get("carried", ())}
+    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
+                    for phi, a, b in s.op.attrs.get("merges", ())})
 
     def source(value: Value) -> tuple[str, Op, int] | None:
         """The load (or reduction) whose layout a same-shape value inherits, and the smallest load size on
@@ -337,8 +340,11 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
     # what is written is the pointer's element type (Triton casts the value at the store)
     if value is None or len(value.shape) != 1 or element_bytes(pointee(pointer.dtype)) != 4:
         return 0
+    # loop-carried values and if-merges take the layout of what flows into them
     carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
                for c in s.op.attrs.get("carried", ())}
+    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
+                    for phi, a, b in s.op.attrs.get("merges", ())})
     narrow = 0
     stack, seen = [value], set()
     while stack and len(seen) < 64:
