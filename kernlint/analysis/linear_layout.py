@@ -134,10 +134,135 @@ def needs_shared_memory(src: Layout, dst: Layout) -> bool:
     return max(reg_to_lane, lane_to_reg) >= 2
 
 
-def scratch_elements(src: Layout, dst: Layout, bitwidth: int) -> int:
-    """Elements of the swizzled scratch of one conversion: numel / reps, where reps are the segment bases
-    that both layouts keep in registers (GenericSwizzling.cpp: getVbasis, computeSegment, buildReps; the
-    generic ld.shared/st.shared path, i.e. no ldmatrix/stmatrix tile)."""
+@dataclass(frozen=True, slots=True)
+class _Tile:
+    """A shared-memory instruction's lane pattern (LocalMemOpTile): lanes that hold contiguous 32-bit
+    pieces of one access and lanes that address rows; registers fill the rest of a 128-bit access."""
+    contig: tuple[int, ...]
+    addr: tuple[int, ...]
+
+
+_LD_ST = _Tile((), (0, 1, 2))
+_MATRIX = _Tile((0, 1), (2, 3, 4))          # stmatrix / ldmatrix .x4
+_MATRIX_TRANS = _Tile((2, 3, 4), (0, 1))    # their .trans forms (16-bit only)
+
+
+def _tiles(capability: int, bitwidth: int) -> tuple[list[_Tile], list[_Tile]]:
+    """getSrcDstTiles (TritonGPUToLLVM Utility.cpp): ld/st.shared always; stmatrix writes from sm_90
+    and ldmatrix reads from sm_75 for elements of at most 32 bits, their .trans forms for 16 bits."""
+    src, dst = [_LD_ST], [_LD_ST]
+    if bitwidth <= 32 and capability >= 90:
+        src.append(_MATRIX)
+    if bitwidth <= 32 and capability >= 75:
+        dst.append(_MATRIX)
+    if bitwidth == 16 and capability >= 90:
+        src.append(_MATRIX_TRANS)
+    if bitwidth == 16 and capability >= 75:
+        dst.append(_MATRIX_TRANS)
+    return src, dst
+
+
+def scratch_elements(src: Layout, dst: Layout, bitwidth: int, capability: int = 80) -> int:
+    """Elements of the swizzled scratch of one conversion on NVIDIA: numel / reps. Every pair of a store
+    and a load instruction whose lane pattern both layouts can feed is tried; the pair with the fewest bank
+    conflicts wins, ties going to more reps (a smaller buffer); with no pair the generic ld/st layout is
+    used (triton third_party/nvidia Allocation.cpp getNumScratchElemsSwizzledCvt → GenericSwizzling.cpp
+    optimalSwizzling / optimalSwizzlingTile / buildReps). Measured (Triton 3.9): [256] 2/thread fp32 →
+    slice of a [256, 256] 8/thread tile takes 1,024 B on sm_80 (no pair fits) and 512 B on sm_90/100
+    (stmatrix lane pattern)."""
+    numel = 1
+    for n in src.shape:
+        numel *= n
+    dim = _log2(numel)
+    reg_s = [b for b in _bases(src, "reg") if b]
+    reg_d = [b for b in _bases(dst, "reg") if b]
+    lane_s, lane_d = _bases(src, "lane"), _bases(dst, "lane")
+    total = _log2(max(1, 128 // bitwidth))
+    best: tuple[int, int] | None = None   # (conflicts, -reps)
+    src_tiles, dst_tiles = _tiles(capability, bitwidth)
+    for ts in src_tiles:
+        for td in dst_tiles:
+            n_s, n_d = total - len(ts.contig), total - len(td.contig)
+            if n_s < 0 or n_d < 0:
+                continue
+            vec = _tile_vector(reg_s, lane_s, ts, n_s, reg_d, lane_d, td, n_d)
+            if vec is None:
+                continue
+            tile_s = _instr_lanes(ts, reg_s, lane_s, vec)
+            tile_d = _instr_lanes(td, reg_d, lane_d, vec)
+            if tile_s is None or tile_d is None:
+                continue
+            leave = min(len(ts.contig) + len(ts.addr) - 3, len(td.contig) + len(td.addr) - 3)
+            len_bank = min(_log2(max(1, 1024 // ((1 << len(vec)) * bitwidth))), dim - len(vec))
+            segment = _segment(set(vec + tile_s) - {0}, set(vec + tile_d) - {0}, dim, dim - len_bank - len(vec))
+            both = set(reg_s) & set(reg_d)
+            reps = max(0, sum(1 for b in segment if b in both) - leave)
+            conflicts = (1 << _common(segment, tile_s)) - 1 + (1 << _common(segment, tile_d)) - 1
+            if best is None or (conflicts, -reps) < best:
+                best = (conflicts, -reps)
+    if best is None:
+        return _scratch_ld_st(src, dst, bitwidth)
+    return numel >> -best[1]
+
+
+def _tile_vector(reg_s: list[int], lane_s: list[int], ts: _Tile, n_s: int,
+                 reg_d: list[int], lane_d: list[int], td: _Tile, n_d: int) -> list[int] | None:
+    """optimalSwizzlingTile: the vector bases of an instruction pair, or None when the layouts cannot feed
+    it. Normalised so side A needs at least as many register bases as side B; B's first contiguous lanes
+    must be registers of A, its other contiguous lanes must be A's contiguous lanes."""
+    a_reg, a_lane, a_tile, n_a = reg_s, lane_s, ts, n_s
+    b_reg, b_lane, b_tile, n_b = reg_d, lane_d, td, n_d
+    if n_a < n_b:
+        a_reg, a_lane, a_tile, n_a, b_reg, b_lane, b_tile, n_b = b_reg, b_lane, b_tile, n_b, a_reg, a_lane, a_tile, n_a
+    vec = [b for b in a_reg if b in b_reg]
+    if len(vec) < n_b:
+        return None
+    vec = vec[:n_b]
+    if max(a_tile.contig + b_tile.contig, default=-1) >= min(len(a_lane), len(b_lane)):
+        return None
+    a_contig = [a_lane[i] for i in a_tile.contig]
+    b_contig = [b_lane[i] for i in b_tile.contig]
+    if 0 in a_contig or 0 in b_contig:
+        return None
+    for i in range(n_a - n_b):
+        if i >= len(b_tile.contig) or b_lane[b_tile.contig[i]] not in a_reg:
+            return None
+    tail = b_tile.contig[len(b_tile.contig) - len(a_tile.contig):] if a_tile.contig else ()
+    for ia, ib in zip(a_tile.contig, tail):
+        if b_lane[ib] != a_lane[ia]:
+            return None
+    return vec + b_contig
+
+
+def _instr_lanes(tile: _Tile, regs: list[int], lanes: list[int], vec: list[int]) -> list[int] | None:
+    """getTile: registers outside the vector fill the row address bits the instruction does not take from
+    lanes, then the lanes that address rows."""
+    needed = 3 - len(tile.addr)
+    out = [r for r in regs if r not in vec][:needed]
+    if len(out) < needed or max(tile.addr, default=-1) >= len(lanes):
+        return None
+    return out + [lanes[i] for i in tile.addr]
+
+
+def _rank(vectors: list[int]) -> int:
+    basis: list[int] = []
+    for v in vectors:
+        for b in basis:
+            v = min(v, v ^ b)
+        if v:
+            basis.append(v)
+    return len(basis)
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """Dimension of the intersection of the spans of two sets of F2 vectors."""
+    a = [x for x in a if x]
+    b = [x for x in b if x]
+    return _rank(a) + _rank(b) - _rank(a + b)
+
+
+def _scratch_ld_st(src: Layout, dst: Layout, bitwidth: int) -> int:
+    """optimalSwizzlingLdSt: the fallback when no instruction tile fits (getVbasis, computeSegment)."""
     numel = 1
     for n in src.shape:
         numel *= n

@@ -134,7 +134,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         key = step.loops[-1] if step.loops else None
         if nbytes and (key not in scratch or scratch[key].bytes < nbytes):
             scratch[key] = SmemBuffer("reduction scratch", nbytes, f"cross-warp {op.attrs.get('fn')}", op.line)
-    for conv in conversion_scratch(live, producers, env, num_warps):  # smem_convert.py
+    for conv in conversion_scratch(live, producers, env, num_warps, spec.capability):  # smem_convert.py
         if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
             scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
     best: tuple[SmemBuffer, ...] = ()

@@ -8,8 +8,8 @@ CoalesceUtils.cpp, buildCoalescedEncoding). Where a value meets a consumer in an
 it, and the RemoveLayoutConversions pass removes the conversion only when it can recompute the producer in
 the consumer's layout — loads with at least as many elements as threads are too expensive to recompute
 (Transforms/Utility.cpp, isExpensiveLoadOrStore). The conversions that stay and move data across warps
-get a scratch buffer (linear_layout.scratch_elements). Measured on Triton 3.9 (sm_80/90/100 TTGIR with
-allocation.size):
+get a scratch buffer (linear_layout.scratch_elements; it depends on the target's stmatrix/ldmatrix
+support). Measured on Triton 3.9 (sm_80/90/100 TTGIR with allocation.size):
 * a store narrower than the loads feeding it: fused add+RMSNorm+int8 (an int8 store widens the bf16 loads to
   16 elements, the bf16 store keeps 8 → BLOCK_N × 2 B), residual dropout with an int8 mask store, and the
   fp32 stores of norm backward (8-wide 16-bit loads → 4-wide fp32 store, num_warps × 1,024 B);
@@ -191,7 +191,7 @@ def _layouts(accesses: Mapping[int, _Access], num_warps: int) -> dict[int, tuple
 
 
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-                       num_warps: int) -> list[Conversion]:
+                       num_warps: int, capability: int) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
     accesses = _accesses(live, producers, env)
     layouts = _layouts(accesses, num_warps)
@@ -255,7 +255,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
     def add(src: Layout, dst: Layout, bits: int, line: int, loop: int | None, what: str) -> None:
         if src == dst or not needs_shared_memory(src, dst):
             return
-        elems = scratch_elements(src, dst, bits)
+        elems = scratch_elements(src, dst, bits, capability)
         out.append(Conversion(elems * bits // 8, line, f"{what}: {elems:,} × {bits // 8} B", loop))
 
     for step in live.steps:
