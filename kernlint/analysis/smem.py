@@ -18,9 +18,10 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, element_bytes, pointee
+from kernlint.ir.nodes import element_bytes
 from kernlint.ir.symbolic import as_int
 
 SM100_BARRIER_BYTES = 16
@@ -125,18 +126,12 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
     producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
     scratch: dict[int | None, SmemBuffer] = {}
-    for use in reduction_scratch(live, producers, env, num_warps):
+    for use in reduction_scratch(live, producers, env, num_warps):  # smem_reduce.py
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
-    for step in live.steps:
-        op = step.op
-        if step.is_end or op.kind != "store" or num_warps < 2:
-            continue
-        nbytes = _store_conversion_scratch(op, live, producers, env, num_warps)
-        key = step.loops[-1] if step.loops else None
-        if nbytes and (key not in scratch or scratch[key].bytes < nbytes):
-            scratch[key] = SmemBuffer("layout conversion", nbytes, "fp32 store of a tile computed from 16-bit loads",
-                                      op.line)
+    for conv in conversion_scratch(live, producers, env, num_warps, spec.capability):  # smem_convert.py
+        if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
+            scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
     best: tuple[SmemBuffer, ...] = ()
     best_total = 0
     for key in set(per_loop) | set(scratch):
@@ -148,48 +143,6 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             best, best_total = tuple(group), total
     tmem = _tmem_columns(dots)
     return SmemEstimate(best_total, best, tmem, complete)
-
-
-def _store_conversion_scratch(store: Op, live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-                              num_warps: int) -> int:
-    """Layout conversion before a 1-D fp32 store of values computed from 8-bit/16-bit loads.
-
-    Triton picks each access's layout from its vector width (16 B: 8 halves, 4 floats), so such a tile is
-    converted through shared memory, one 32-thread × 8-element × 4-B slab per warp. Measured (Triton 3.9,
-    layernorm/rmsnorm backward, sm_80/90/100): num_warps × 1,024 B (2 warps 2,048 … 16 warps 16,384); a
-    single warp converts with shuffles (0 B).
-    """
-    value = store.operands[1] if len(store.operands) > 1 else None
-    pointer = store.operands[0]
-    # what is written is the pointer's element type (Triton casts the value at the store)
-    if value is None or len(value.shape) != 1 or element_bytes(pointee(pointer.dtype)) != 4:
-        return 0
-    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
-               for c in s.op.attrs.get("carried", ())}
-    narrow = 0
-    stack, seen = [value], set()
-    while stack and len(seen) < 64:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if v.id in carried:
-            stack.extend(carried[v.id])
-            continue
-        op = producers.get(v.id)
-        if op is None:
-            continue
-        if op.kind == "load":
-            if op.result is not None and op.result.shape and element_bytes(op.result.dtype) < 4:
-                narrow = max(narrow, int(16 // element_bytes(op.result.dtype)))
-            continue
-        if op.kind in ("elementwise", "cast", "view"):
-            stack.extend(x for x in op.operands if x.shape)
-    if not narrow:
-        return 0
-    size = numel(value, env)
-    slab = 32 * num_warps * min(narrow, 8)
-    return 4 * min(size, slab) if size else 0
 
 
 def _tmem_columns(dots: list[DotPlacement]) -> int:

@@ -1,0 +1,371 @@
+"""Shared-memory scratch of layout conversions (`ttg.convert_layout` through shared memory).
+
+Triton gives every tensor a register layout. The coalesce pass picks the layout of each load/store from its
+pointer: order = dims by decreasing contiguity, sizePerThread = min(contiguity, 128 bits / element) along
+the fastest dim; loads take the widest such vector among all memory ops of the same shape and order (up to
+numel / threads), stores are capped at their own width (triton lib/Dialect/TritonGPU/Transforms/
+CoalesceUtils.cpp, buildCoalescedEncoding). Where a value meets a consumer in another layout Triton converts
+it, and the RemoveLayoutConversions pass removes the conversion only when it can recompute the producer in
+the consumer's layout — loads with at least as many elements as threads are too expensive to recompute
+(Transforms/Utility.cpp, isExpensiveLoadOrStore). The conversions that stay and move data across warps
+get a scratch buffer (linear_layout.scratch_elements; it depends on the target's stmatrix/ldmatrix
+support). Measured on Triton 3.9 (sm_80/90/100 TTGIR with allocation.size):
+* a store narrower than the loads feeding it: fused add+RMSNorm+int8 (an int8 store widens the bf16 loads to
+  16 elements, the bf16 store keeps 8 → BLOCK_N × 2 B), residual dropout with an int8 mask store, and the
+  fp32 stores of norm backward (8-wide 16-bit loads → 4-wide fp32 store, num_warps × 1,024 B);
+* a 1-D vector loaded on its own and broadcast into a 2-D tile (RoPE cos/sin, conv1d weights/bias):
+  1-D blocked → slice of the tile's layout, N × 4 B when the vector has ≥ threads elements;
+* a reduction result stored as a vector (slice → 1-D blocked).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from math import gcd
+from typing import Any
+
+from kernlint.analysis.linear_layout import Layout, blocked, needs_shared_memory, scratch_elements, slice_of
+from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.placement import numel
+from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.symbolic import as_int
+
+THREADS_PER_WARP = 32
+_PASS_THROUGH = ("elementwise", "cast")
+
+
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    bytes: int
+    line: int
+    detail: str
+    loop: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Access:
+    shape: tuple[int, ...]
+    order: tuple[int, ...]
+    width: int          # own vector width in elements
+    bits: int           # pointee bits
+    is_load: bool
+
+
+def _shape(value: Value, env: Mapping[str, Any]) -> tuple[int, ...] | None:
+    dims = tuple(as_int(d.evaluate(env)) for d in value.shape)
+    if any(d is None or d < 1 for d in dims):
+        return None
+    return dims  # type: ignore[return-value]
+
+
+class _Contiguity:
+    """AxisInfo-style contiguity/constancy per dim (triton lib/Analysis/AxisInfo.cpp: add keeps the
+    contiguity of one side where the other is constant; mul and comparisons keep only constancy)."""
+
+    def __init__(self, producers: Mapping[int, Op], env: Mapping[str, Any]) -> None:
+        self.producers = producers
+        self.env = env
+        self.memo: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}
+
+    def info(self, value: Value, depth: int = 0) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        if value.id in self.memo:
+            return self.memo[value.id]
+        shape = _shape(value, self.env) if value.shape else ()
+        if shape is None:
+            return None
+        self.memo[value.id] = None
+        result = self._compute(value, shape, depth)
+        self.memo[value.id] = result
+        return result
+
+    def _aligned(self, operand: Value, shape: tuple[int, ...], depth: int
+                 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        info = self.info(operand, depth + 1)
+        if info is None:
+            return None
+        contig, const = info
+        pad = len(shape) - len(contig)
+        if pad < 0:
+            return None
+        contig = (1,) * pad + contig
+        const = shape[:pad] + const
+        # size-1 dims broadcast: constant along them
+        own = (1,) * pad + (_shape(operand, self.env) or (1,) * len(info[0]))
+        contig = tuple(1 if o == 1 and n > 1 else c for c, o, n in zip(contig, own, shape))
+        const = tuple(n if o == 1 else k for k, o, n in zip(const, own, shape))
+        return contig, const
+
+    def _compute(self, value: Value, shape: tuple[int, ...], depth: int
+                 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        ones = (1,) * len(shape)
+        op = self.producers.get(value.id)
+        if not shape:
+            return (), ()
+        if op is None or depth > 64:
+            return ones, ones
+        if op.kind == "arange" and len(shape) == 1:
+            return shape, (1,)
+        if op.kind == "full":
+            return ones, shape
+        if op.kind in ("cast",) and op.operands:
+            return self._aligned(op.operands[0], shape, depth)
+        if op.kind == "view" and op.operands:
+            src = op.operands[0]
+            src_shape = _shape(src, self.env) if src.shape else ()
+            info = self.info(src, depth + 1)
+            if src_shape is None or info is None:
+                return ones, ones
+            kept = [i for i, n in enumerate(shape) if n != 1]
+            if [n for n in src_shape if n != 1] != [shape[i] for i in kept]:
+                return ones, ones
+            src_kept = [i for i, n in enumerate(src_shape) if n != 1]
+            contig, const = list(ones), list(shape)
+            for i, j in zip(kept, src_kept):
+                contig[i], const[i] = info[0][j], info[1][j]
+            return tuple(contig), tuple(const)
+        if op.kind != "elementwise":
+            return ones, ones
+        fn = op.attrs.get("fn")
+        parts = [self._aligned(x, shape, depth) for x in op.operands]
+        if any(p is None for p in parts) or not parts:
+            return ones, ones
+        const = tuple(gcd(*(p[1][d] for p in parts)) if len(parts) > 1 else parts[0][1][d]  # type: ignore[index]
+                      for d in range(len(shape)))
+        if fn in ("+", "-") and len(parts) == 1:
+            return parts[0][0], const  # type: ignore[index]
+        if fn == "+" and len(parts) == 2:
+            (ca, ka), (cb, kb) = parts  # type: ignore[misc]
+            return tuple(max(gcd(ca[d], kb[d]), gcd(cb[d], ka[d])) for d in range(len(shape))), const
+        if fn == "-" and len(parts) == 2:
+            (ca, _), (_, kb) = parts  # type: ignore[misc]
+            return tuple(gcd(ca[d], kb[d]) for d in range(len(shape))), const
+        return ones, const
+
+
+def _order(contig: tuple[int, ...]) -> tuple[int, ...]:
+    """getOrderFromContiguity: dims by decreasing contiguity, ties to the later dim."""
+    dims = list(reversed(range(len(contig))))
+    return tuple(sorted(dims, key=lambda d: -contig[d]))
+
+
+def _accesses(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any]
+              ) -> dict[int, _Access]:
+    contiguity = _Contiguity(producers, env)
+    out: dict[int, _Access] = {}
+    for step in live.steps:
+        op = step.op
+        if step.is_end or op.kind not in ("load", "store") or not op.operands:
+            continue
+        pointer = op.operands[0]
+        if not pointer.shape or not pointer.dtype.startswith("ptr<"):
+            continue
+        shape = _shape(pointer, env)
+        info = contiguity.info(pointer)
+        if shape is None or info is None:
+            continue
+        order = _order(info[0])
+        bits = int(8 * max(1, element_bytes(pointee(pointer.dtype))))
+        width = max(1, min(info[0][order[0]], 128 // bits))
+        out[op.id] = _Access(shape, order, width, bits, op.kind == "load")
+    return out
+
+
+def _layouts(accesses: Mapping[int, _Access], num_warps: int) -> dict[int, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """(sizePerThread, order) of every access after the coalesce pass."""
+    threads = num_warps * THREADS_PER_WARP
+    group_width: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    for a in accesses.values():
+        key = (a.shape, a.order)
+        group_width[key] = max(group_width.get(key, 1), a.width)
+    out = {}
+    for op_id, a in accesses.items():
+        numel = 1
+        for n in a.shape:
+            numel *= n
+        width = min(group_width[(a.shape, a.order)], max(numel // threads, 1))
+        if not a.is_load:
+            width = min(width, a.width)
+        spt = tuple(width if d == a.order[0] else 1 for d in range(len(a.shape)))
+        out[op_id] = (spt, a.order)
+    return out
+
+
+def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
+                       num_warps: int, capability: int) -> list[Conversion]:
+    """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
+    accesses = _accesses(live, producers, env)
+    layouts = _layouts(accesses, num_warps)
+    threads = num_warps * THREADS_PER_WARP
+    load_layout: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    for op_id, a in accesses.items():
+        if a.is_load:
+            load_layout.setdefault(a.shape, layouts[op_id])
+    # loop-carried values and if-merges take the layout of what flows into them
+    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
+               for c in s.op.attrs.get("carried", ())}
+    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
+                    for phi, a, b in s.op.attrs.get("merges", ())})
+
+    def source(value: Value) -> tuple[str, Op, int] | None:
+        """The load (or reduction) whose layout a same-shape value inherits, and the smallest load size on
+        the way (when every load is cheap it is recomputed in the consumer's layout instead)."""
+        shape = _shape(value, env)
+        stack, seen, found = [value], set(), None
+        biggest_load = None
+        while stack and len(seen) < 256:
+            v = stack.pop()
+            if v.id in seen:
+                continue
+            seen.add(v.id)
+            if v.id in carried:
+                stack.extend(carried[v.id])
+                continue
+            op = producers.get(v.id)
+            if op is None:
+                continue
+            if op.kind == "load" and op.id in accesses and accesses[op.id].shape == shape:
+                n = 1
+                for d in accesses[op.id].shape:
+                    n *= d
+                biggest_load = n if biggest_load is None else max(biggest_load, n)
+                found = found or ("load", op, 0)
+                continue
+            if op.kind in ("reduce", "dot") and found is None:
+                found = (op.kind, op, 0)  # a reduction's slice layout, a dot's MMA layout
+                continue
+            if op.kind in _PASS_THROUGH:
+                stack.extend(x for x in op.operands if x.shape and _shape(x, env) == shape)
+        if found is None:
+            return None
+        return found[0], found[1], biggest_load or 0
+
+    def src_layout(kind: str, op: Op) -> Layout | None:
+        if kind == "load":
+            spt, order = layouts[op.id]
+            return blocked(accesses[op.id].shape, spt, order, num_warps)
+        in_shape = tuple(as_int(d.evaluate(env)) for d in op.attrs.get("in_shape", ()))
+        axis = op.attrs.get("axis")
+        if axis is None or any(d is None for d in in_shape) or in_shape not in load_layout:  # type: ignore[comparison-overlap]
+            return None
+        spt, order = load_layout[in_shape]  # type: ignore[index]
+        return slice_of(in_shape, spt, order, num_warps, axis)  # type: ignore[arg-type]
+
+    out: list[Conversion] = []
+
+    def add(src: Layout, dst: Layout, bits: int, line: int, loop: int | None, what: str) -> None:
+        if src == dst or not needs_shared_memory(src, dst):
+            return
+        elems = scratch_elements(src, dst, bits, capability)
+        out.append(Conversion(elems * bits // 8, line, f"{what}: {elems:,} × {bits // 8} B", loop))
+
+    for step in live.steps:
+        op = step.op
+        if step.is_end:
+            continue
+        loop = step.loops[-1] if step.loops else None
+        if op.kind == "store" and op.id not in accesses and num_warps > 1:
+            nbytes = store_conversion_fallback(op, live, producers, env, num_warps)
+            if nbytes:
+                out.append(Conversion(nbytes, op.line, "fp32 store of a tile computed from 16-bit loads", loop))
+        elif op.kind == "store" and op.id in accesses and len(op.operands) > 1:
+            found = source(op.operands[1])
+            if found is None:
+                continue
+            kind, origin, biggest_load = found
+            if kind == "load" and biggest_load < threads:
+                continue  # every load feeding it is cheap enough to recompute in the store's layout
+            src = src_layout(kind, origin)
+            if src is None:
+                continue
+            spt, order = layouts[op.id]
+            dst = blocked(accesses[op.id].shape, spt, order, num_warps)
+            add(src, dst, max(8, accesses[op.id].bits), op.line, loop, "store in a narrower layout")
+        elif op.kind == "elementwise" and op.result is not None and len(op.result.shape) >= 2:
+            out_shape = _shape(op.result, env)
+            if out_shape is None or out_shape not in load_layout:
+                continue
+            tile = source(op.result)
+            if tile is not None and tile[0] != "load":
+                continue  # the tile is in an MMA or slice layout, not the loads' blocked one
+            if tile is not None:
+                spt, order = layouts[tile[1].id]
+            else:
+                spt, order = load_layout[out_shape]
+            for x in op.operands:
+                vec, dim = _broadcast_vector(x, out_shape, producers, env)
+                if vec is None:
+                    continue
+                found = source(vec)
+                if found is None or found[0] != "load" or found[2] < threads:
+                    continue
+                src = src_layout("load", found[1])
+                if src is None:
+                    continue
+                dst = slice_of(out_shape, spt, order, num_warps, dim)
+                bits = max(8, int(8 * element_bytes(vec.dtype)))
+                add(src, dst, bits, op.line, loop, "vector broadcast into a tile")
+    return out
+
+
+def _broadcast_vector(x: Value, out_shape: tuple[int, ...], producers: Mapping[int, Op],
+                      env: Mapping[str, Any]) -> tuple[Value | None, int]:
+    """A 1-D value broadcast into a 2-D tile (`v[None, :]`, `v[:, None]` or numpy-style [N] against
+    [M, N]) and the tile dim it does not cover."""
+    if len(out_shape) != 2:
+        return None, 0
+    shape = _shape(x, env) if x.shape else None
+    if shape is None:
+        return None, 0
+    if len(shape) == 1 and shape[0] == out_shape[1] and out_shape[0] > 1:
+        return x, 0
+    if len(shape) == 2 and 1 in shape and shape != out_shape:
+        op = producers.get(x.id)
+        if op is not None and op.kind == "view" and op.operands and len(op.operands[0].shape) == 1:
+            dim = shape.index(1)
+            return op.operands[0], dim
+    return None, 0
+
+
+def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
+                              num_warps: int) -> int:
+    """Fallback where the store's shape is not known: a 1-D fp32 store of values computed from 8/16-bit loads.
+
+    Triton picks each access's layout from its vector width (16 B: 8 halves, 4 floats), so such a tile is
+    converted through shared memory, one 32-thread × 8-element × 4-B slab per warp. Measured (Triton 3.9,
+    layernorm/rmsnorm backward, sm_80/90/100): num_warps × 1,024 B (2 warps 2,048 … 16 warps 16,384); a
+    single warp converts with shuffles (0 B).
+    """
+    value = store.operands[1] if len(store.operands) > 1 else None
+    pointer = store.operands[0]
+    # what is written is the pointer's element type (Triton casts the value at the store)
+    if value is None or len(value.shape) != 1 or element_bytes(pointee(pointer.dtype)) != 4:
+        return 0
+    # loop-carried values and if-merges take the layout of what flows into them
+    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
+               for c in s.op.attrs.get("carried", ())}
+    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
+                    for phi, a, b in s.op.attrs.get("merges", ())})
+    narrow = 0
+    stack, seen = [value], set()
+    while stack and len(seen) < 64:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        if v.id in carried:
+            stack.extend(carried[v.id])
+            continue
+        op = producers.get(v.id)
+        if op is None:
+            continue
+        if op.kind == "load":
+            if op.result is not None and op.result.shape and element_bytes(op.result.dtype) < 4:
+                narrow = max(narrow, int(16 // element_bytes(op.result.dtype)))
+            continue
+        if op.kind in ("elementwise", "cast", "view"):
+            stack.extend(x for x in op.operands if x.shape)
+    if not narrow:
+        return 0
+    size = numel(value, env)
+    slab = 32 * num_warps * min(narrow, 8)
+    return 4 * min(size, slab) if size else 0
