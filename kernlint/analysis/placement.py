@@ -33,6 +33,7 @@ class DotPlacement:
     operand_views: tuple[Value, ...] = ()  # reshape/trans views between those loads and the dot
     computed_operand_bytes: int = 0  # an operand computed in the loop (dequantised B), staged once
     feeding_load_bytes: int = 0      # loads of the loop that feed such an operand (pipelined, stages − 1)
+    register_pipelined: tuple[Value, ...] = ()  # operand loads kept in registers, num_stages − 1 in flight
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -194,6 +195,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 if size is not None and load.result is not None:
                     staged += int(size * element_bytes(load.result.dtype))
         computed = feeding = 0
+        in_registers: list[Value] = []
         if in_loop is not None:
             for operand in op.operands[1:2]:  # the B operand: wgmma/tcgen05 read it from shared memory
                 if _source_load(operand, producers) is None:
@@ -215,6 +217,8 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 if index == 1 and load is not None and _register_loaded_b(operand, load, producers, spec):
                     size = numel(operand, env)
                     computed += int(size * element_bytes(operand.dtype)) if size else 0
+                    if load.result is not None and in_loop in step_loops.get(load.id, ()):
+                        in_registers.append(load.result)
                     continue
                 if load is not None and in_loop in step_loops.get(load.id, ()):
                     src = load.result
@@ -227,5 +231,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
-                                feeding))
+                                feeding, tuple(in_registers)))
     return out
