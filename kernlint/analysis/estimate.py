@@ -71,7 +71,7 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
     live = compute_liveness(ir, env)
     dots = place_dots(live, env, spec, config.num_warps)
     smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages)
-    regs = estimate_registers(live, dots, env, spec, config.num_warps, config.maxnreg)
+    regs = estimate_registers(live, dots, env, spec, config.num_warps, config.maxnreg, config.num_stages)
     occ = compute_occupancy(spec, config.num_warps, regs.allocated, smem.total)
     confidence = Confidence.ESTIMATE
     if ir.unmodelled or not regs.complete or not smem.complete:

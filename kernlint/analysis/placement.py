@@ -33,6 +33,7 @@ class DotPlacement:
     operand_views: tuple[Value, ...] = ()  # reshape/trans views between those loads and the dot
     computed_operand_bytes: int = 0  # an operand computed in the loop (dequantised B), staged once
     feeding_load_bytes: int = 0      # loads of the loop that feed such an operand (pipelined, stages − 1)
+    register_pipelined: tuple[Value, ...] = ()  # operand loads kept in registers, num_stages − 1 in flight
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -95,6 +96,61 @@ def _feeding_loads(operand: Value, producers: Mapping[int, Op], loop_id: int,
     return found
 
 
+def _narrow_async_copy(load: Value, env: Mapping[str, Any], num_warps: int) -> bool:
+    """Whether Triton leaves a loop load in registers because its per-thread vector is under 4 bytes.
+
+    The pipeliner only turns a load into cp.async when its per-thread contiguous width is ≥ 32 bits (cp.async
+    copies 4, 8 or 16 B; triton lib/Dialect/TritonGPU/Transforms/Pipeliner/AssignLatencies.cpp, isSmallLoad).
+    A load with at least as many elements as threads is a layout anchor (lib/Dialect/TritonGPU/Transforms/
+    Utility.cpp, isExpensiveLoadOrStore) and keeps its coalesced layout: min(16 B, numel / threads) per thread
+    (Coalesce.cpp). A smaller load takes the layout of the tile it is combined with (vectorised, ≥ 4 B).
+    Measured (Triton 3.9, w4a16 matmul, all targets): the fp16 scales row [1, BLOCK_N] with BLOCK_N = 32 ·
+    num_warps (1 half per thread) stays a tt.load; with BLOCK_N < 32 · num_warps or > it is pipelined.
+    """
+    size = numel(load, env)
+    threads = 32 * num_warps
+    if size is None or size < threads:
+        return False
+    elem = element_bytes(load.dtype)
+    per_thread = min(max(1, int(16 // elem)), max(1, size // threads))
+    return per_thread * elem < 4
+
+
+def _register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], spec: GpuSpec) -> bool:
+    """A B operand reshaped from a higher-rank load, on a target without TMA: not an async copy.
+
+    Measured (Triton 3.9, sm_80, bmm_descriptor_kernel: [1, BK, BN] descriptor blocks reshaped to [BK, BN]):
+    the reshape gives the B tile a slice layout, not a dot-operand one, so the pipeliner keeps it a register
+    tt.load (num_stages − 1 loads in flight) and stages it once through shared memory (ttg.local_alloc) for
+    the MMA; the A operand, reshaped the same way, is still a cp.async copy (num_stages − 1 buffers).
+    64×128×32 w4 s5 → 4 × 4,096 (A) + 8,192 (B) = 24,576 B. With 2-D blocks both are pipelined (49,152 B).
+    Descriptors are rewritten to pointer loads on sm_80 (no TMA) before the pipeliner runs.
+    """
+    if spec.tensor_core != "mma_sync" or load.result is None:
+        return False
+    producer = producers.get(operand.id)
+    return (producer is not None and producer.kind == "reshape"
+            and len(load.result.shape) > len(operand.shape))
+
+
+def _fma_dot(op: Op, env: Mapping[str, Any]) -> bool:
+    """An fp32 × fp32 dot with input_precision="ieee" (or allow_tf32=False) has no tensor-core instruction:
+    Triton lowers it to FMA on every target (no wgmma / tcgen05, no tensor memory), and the operand loads
+    are pipelined like cp.async (num_stages − 1 buffers, read back from shared memory per k-step).
+    Measured (Triton 3.9, sgemm ieee, sm_90 and sm_100): 64×64×16 w4 s5 → 4 × 8,192 = 32,768 B; 128×128×32
+    w4 s2 → 32,768 B; no mbarriers. tf32 dots of the same kernel use wgmma / tcgen05 (num_stages buffers).
+    """
+    if op.attrs.get("a_dtype") != "fp32" or op.attrs.get("b_dtype") != "fp32":
+        return False
+    precision = op.attrs.get("input_precision")
+    value = precision.evaluate(env) if precision is not None else None
+    if isinstance(value, str):
+        return value == "ieee"
+    allow_tf32 = op.attrs.get("allow_tf32")
+    value = allow_tf32.evaluate(env) if allow_tf32 is not None else None
+    return value is False
+
+
 def _views_between(operand: Value, source: Value, producers: Mapping[int, Op]) -> list[Value]:
     """Layout-only values from a pipelined load to the dot: they are the same shared-memory buffer."""
     out: list[Value] = []
@@ -120,7 +176,8 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         loops = step.loops
         in_loop = loops[-1] if loops else None
         # wgmma needs a warpgroup (4 warps) and 64-row tiles; otherwise Triton falls back to mma.sync.
-        async_mma = spec.tensor_core in ("wgmma", "tcgen05") and num_warps >= 4 and (m or 0) >= 64
+        async_mma = (spec.tensor_core in ("wgmma", "tcgen05") and num_warps >= 4 and (m or 0) >= 64
+                     and not _fma_dot(op, env))
         if spec.tensor_core == "tcgen05" and num_warps > 8:
             # Measured (Triton 3.9, sm_100): 16-warp matmuls fall back to mma.sync — no TMEM, and
             # num_stages − 1 operand buffers (128×128×64 w16 s4 → 98,304 B, tmem 0).
@@ -138,6 +195,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 if size is not None and load.result is not None:
                     staged += int(size * element_bytes(load.result.dtype))
         computed = feeding = 0
+        in_registers: list[Value] = []
         if in_loop is not None:
             for operand in op.operands[1:2]:  # the B operand: wgmma/tcgen05 read it from shared memory
                 if _source_load(operand, producers) is None:
@@ -149,11 +207,19 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         size = numel(operand, env)
                         computed += int(size * element_bytes(operand.dtype)) if size else 0
                         for load in loads:
+                            if load.result is not None and _narrow_async_copy(load.result, env, num_warps):
+                                continue
                             lsize = numel(load.result, env) if load.result is not None else None
                             if lsize and load.result is not None:
                                 feeding += int(lsize * element_bytes(load.result.dtype))
-            for operand in op.operands[:2]:
+            for index, operand in enumerate(op.operands[:2]):
                 load = _source_load(operand, producers)
+                if index == 1 and load is not None and _register_loaded_b(operand, load, producers, spec):
+                    size = numel(operand, env)
+                    computed += int(size * element_bytes(operand.dtype)) if size else 0
+                    if load.result is not None and in_loop in step_loops.get(load.id, ()):
+                        in_registers.append(load.result)
+                    continue
                 if load is not None and in_loop in step_loops.get(load.id, ()):
                     src = load.result
                     assert src is not None
@@ -165,5 +231,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
-                                feeding))
+                                feeding, tuple(in_registers)))
     return out

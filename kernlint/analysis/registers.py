@@ -20,6 +20,7 @@ from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
+from kernlint.ir.symbolic import as_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +35,11 @@ class RegisterModel:
 
 
 # Fitted by benchmarks/fit_registers.py on benchmarks/truth/triton-3.9.json + suite-triton-3.9.json (Triton
-# 3.9.0, ptxas 12.9/13.4, 1,254 compiles of 39 kernels); mma_sync = sm_80/89/120, wgmma = sm_90, tcgen05 = sm_100.
+# 3.9.0, ptxas 12.9/13.4, 1,194 records of 39 kernels; re-fitted after the streaming
+# rules for multi-use element-wise tiles); mma_sync = sm_80/89/120, wgmma = sm_90, tcgen05 = sm_100.
 MODELS: dict[str, RegisterModel] = {
-    "mma_sync": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.15, acc_scale=1.4),
-    "wgmma": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.05, acc_scale=1.1),
+    "mma_sync": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.1, acc_scale=1.35),
+    "wgmma": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.05, acc_scale=1.15),
     "tcgen05": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=0.75, data_scale=1.1, acc_scale=0.95),
 }
 
@@ -111,7 +113,7 @@ def index_cost(value: Value, env: Mapping[str, Any], threads: int, model: Regist
 
 
 def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
-                       num_warps: int, maxnreg: int | None) -> RegisterEstimate:
+                       num_warps: int, maxnreg: int | None, num_stages: int = 1) -> RegisterEstimate:
     model = MODELS[spec.tensor_core]
     threads = 32 * num_warps
     in_smem = {v.id for d in dots if d.async_mma for v in (*d.pipelined_operands, *d.operand_views)}
@@ -148,6 +150,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
+    _carry_streamed_data(live, streamed, costs)
+    _register_pipelined_loads(live, dots, env, num_stages, costs)
     # Epilogue reads of a TMEM accumulator hold part of it in registers at the reading op.
     transient: dict[int, float] = {}
     for i, step in enumerate(live.steps):
@@ -219,7 +223,66 @@ def _streamed_values(live: Liveness, loaded: set[int]) -> set[int]:
         kinds = list(uses.get(vid, {}).values())
         if len(kinds) == 1 and kinds[0] in _STREAMING_USERS:
             out.add(vid)
+        elif kinds and all(k in _ELEMENTWISE_USERS for k in kinds) and _elementwise_span(live, vid):
+            out.add(vid)
     return out
+
+
+# Ops that need a whole tile at once (or split the element-wise chain): a value live across one of them
+# is materialised, not recomputed per element.
+_ELEMENTWISE_USERS = ("elementwise", "cast", "store", "view")
+_TILE_BARRIERS = ("reduce", "scan", "dot", "for", "while", "if", "load", "atomic", "trans", "reshape")
+
+
+def _elementwise_span(live: Liveness, vid: int) -> bool:
+    """A computed tile read only by element-wise ops (e.g. `x` in `x * sigmoid(x)`) with no whole-tile op
+    between its definition and its last use: Triton lowers the chain element by element, and ptxas
+    keeps one element of it at a time, not the tile. Measured (Triton 3.9, swiglu_fwd: silu(a) · b,
+    bf16, 16 elements per thread): 32 registers — the two loaded tiles, the packed output and
+    addressing — not the 16 extra words of the fp32 `a` that silu reads twice."""
+    start, end = live.intervals[vid]
+    return all(live.steps[i].op.kind not in _TILE_BARRIERS for i in range(start + 1, end))
+
+
+def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], num_stages: int,
+                              costs: dict[int, float]) -> None:
+    """An operand load the pipeliner keeps in registers (not a cp.async copy) is issued num_stages − 1
+    iterations ahead, so that many copies of the tile are live. Measured (Triton 3.9, sm_80,
+    bmm_descriptor_kernel, B reshaped from [1, BK, BN]; ttgir: num_stages − 1 `tt.load`s of B before the
+    loop, carried through it): 64×128×32 w4 s5 → 205 registers, 64×64×64 w4 s4 → 168, vs 148 / 112 for
+    one B tile (16 words/thread each: 4 resp. 3 in flight)."""
+    loop_stages = {s.op.id: s.op.attrs.get("num_stages") for s in live.steps if s.op.kind == "for" and not s.is_end}
+    for d in dots:
+        if not d.register_pipelined or d.in_loop is None:
+            continue
+        explicit = loop_stages.get(d.in_loop)
+        stages = as_int(explicit.evaluate(env)) if explicit is not None else None
+        in_flight = max(1, (stages if stages is not None else num_stages) - 1)
+        for value in d.register_pipelined:
+            if value.id in costs:
+                costs[value.id] *= in_flight
+
+
+def _carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, float]) -> None:
+    """A streamed value held across a whole-tile op (typically `x = tl.load(...).to(tl.float32)` followed by
+    more loads before `x` is used) still holds its data: the operands that die where it is defined hand
+    their registers to it. It costs the smaller of its own size and theirs (ptxas keeps the narrow loaded
+    form and converts at the use). Measured (Triton 3.9, sm_90, residual_dropout: x and residual fp16
+    loads, 16 elements per thread, tl.rand replaced by an affine term): 45 registers — both loaded tiles
+    (16) are live together with the addresses, not one of them."""
+    step_index = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    for vid in streamed:
+        start, end = live.intervals[vid]
+        if not any(live.steps[i].op.kind == "load" and live.steps[i].loops == live.steps[start].loops
+                   for i in range(start + 1, end)):
+            continue
+        op = live.steps[start].op
+        dying = [v for v in op.operands if v.shape and v.id in costs and v.id not in streamed
+                 and live.intervals.get(v.id, (0, -1))[1] == step_index.get(op.id)]
+        inherited = sum(costs[v.id] for v in dying)
+        if inherited:
+            own = costs.get(vid, 0.0)
+            costs[vid] = inherited if own == 0.0 else min(own, inherited)
 
 
 def _def_line(live: Liveness, vid: int) -> int:

@@ -21,7 +21,7 @@ from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import element_bytes
+from kernlint.ir.nodes import Op, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
 SM100_BARRIER_BYTES = 16
@@ -71,13 +71,16 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         if d.in_loop is not None and d.pipelined_operands:
             dot_loops.add(d.in_loop)
             stages, _ = loop_stages(d.in_loop)
-            # TMA (tensor-descriptor) copies keep num_stages buffers on sm_90/sm_100 even when the MMA is
-            # mma.sync (measured: 64×64×16, 2 warps, 2 stages → 8,192 B + barriers on sm_90).
-            buffers = _stages_for(stages, spec, d.async_mma or (d.tma and spec.tensor_core != "mma_sync"))
+            buffers = _stages_for(stages, spec, d.async_mma)
             if d.operand_bytes == 0:
                 complete = False
+            operand_total = buffers * d.operand_bytes
+            if d.tma and not d.async_mma and spec.tensor_core != "mma_sync":
+                operand_total = _tma_fallback_operands(d, stages, buffers, env)
+                per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
+                    "mbarriers", TMA_BARRIER_BYTES * buffers, "TMA barriers, one per buffer", d.op.line))
             per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
-                "dot operands", buffers * d.operand_bytes,
+                "dot operands", operand_total,
                 f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
                 d.op.line))
         if d.in_loop is not None and d.computed_operand_bytes:
@@ -119,10 +122,15 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 nbytes = -(-(SM100_BARRIER_BYTES + TMA_BARRIER_BYTES * stages) // 16) * 16
             per_loop[loop_id].append(SmemBuffer("mbarriers", nbytes, "pipeline barriers", loop_ops[loop_id].line))
     elif spec.tensor_core == "wgmma":
-        for loop_id in {d.in_loop for d in dots if d.tma and d.in_loop in dot_loops}:
+        for loop_id in {d.in_loop for d in dots if d.tma and d.async_mma and d.in_loop in dot_loops}:
             stages, _ = loop_stages(loop_id)
             per_loop[loop_id].append(SmemBuffer("mbarriers", TMA_BARRIER_BYTES * stages, "TMA barriers, one per stage",
                                                 loop_ops[loop_id].line))
+    if spec.tensor_core != "mma_sync":
+        for step in live.steps:
+            staged_store = _tma_store_buffer(step.op, env) if not step.is_end else None
+            if staged_store is not None:
+                per_loop.setdefault(step.loops[-1] if step.loops else None, []).append(staged_store)
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
     producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
     scratch: dict[int | None, SmemBuffer] = {}
@@ -143,6 +151,34 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             best, best_total = tuple(group), total
     tmem = _tmem_columns(dots)
     return SmemEstimate(best_total, best, tmem, complete)
+
+
+def _tma_fallback_operands(d: DotPlacement, stages: int, buffers: int, env: Mapping[str, Any]) -> int:
+    """Shared memory of TMA-loaded operands feeding an mma.sync dot on sm_90/sm_100 (< 4 warps, BM < 64, or
+    16 warps on sm_100): num_stages − 1 buffers like cp.async, each with its own 8-B mbarrier. Unpipelined
+    (num_stages = 1) each TMA copy gets a buffer that is read back to registers and freed before the next
+    copy, so only the largest operand tile counts. Measured (Triton 3.9, bmm_descriptor_kernel): sm_90 and
+    sm_100 16×64×64 w1 s2 → 10,240 + 8 B; 256×256×64 w16 s3 on sm_100 → 2 × 65,536 + 16 B; 32×32×32 w1 s1
+    → 2,048 + 8 B (two 2,048-B tiles, one at a time: ttgir local_alloc → async_tma_copy → local_load each).
+    """
+    if stages > 1:
+        return buffers * d.operand_bytes
+    sizes = [numel(v, env) for v in d.pipelined_operands]
+    return max((int(n * element_bytes(v.dtype)) for n, v in zip(sizes, d.pipelined_operands) if n), default=0)
+
+
+def _tma_store_buffer(op: Op, env: Mapping[str, Any]) -> SmemBuffer | None:
+    """A tensor-descriptor store on sm_90/sm_100 is a TMA copy from shared memory: the tile is written to one
+    buffer of block-shape × element bytes first (ttgir: local_alloc → async_tma_copy_local_to_global).
+    Measured (Triton 3.9, bmm_descriptor_kernel 64×64×16 w2 s2, sm_90/sm_100): 8,192 B = 64 × 64 × 2, larger
+    than the loop's 4,096 + 8 B of operand buffers, which are dead by then (the peak is the epilogue)."""
+    if op.kind != "store" or not op.operands or not op.operands[0].dtype.startswith("desc<"):
+        return None
+    size = numel(op.operands[0], env)
+    if size is None:
+        return None
+    nbytes = int(size * element_bytes(pointee(op.operands[0].dtype)))
+    return SmemBuffer("TMA store staging", nbytes, f"1 × {nbytes:,} B", op.line)
 
 
 def _tmem_columns(dots: list[DotPlacement]) -> int:

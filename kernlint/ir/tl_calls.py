@@ -155,8 +155,14 @@ def dot(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> 
     if isinstance(acc, Value):
         out = acc.dtype
     shape = (*a.shape[:-1], b.shape[-1])
+    from kernlint.ir.lower import CV
+    # input_precision / allow_tf32 decide whether an fp32 dot runs on tensor cores or as FMA (placement.py)
+    precision = kw.get("input_precision")
+    allow_tf32 = kw.get("allow_tf32")
     return tile(lo, "dot", _values(a, b, acc), line, shape, out, M=a.shape[-2], N=b.shape[-1], K=a.shape[-1],
-                a_dtype=a.dtype, b_dtype=b.dtype)
+                a_dtype=a.dtype, b_dtype=b.dtype,
+                input_precision=precision.expr if isinstance(precision, CV) else None,
+                allow_tf32=allow_tf32.expr if isinstance(allow_tf32, CV) else None)
 
 
 def dot_scaled(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
