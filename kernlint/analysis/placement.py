@@ -133,6 +133,17 @@ def _register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], sp
             and len(load.result.shape) > len(operand.shape))
 
 
+def _scalar_loaded(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
+    """An operand tile whose pointers are not contiguous (e.g. offsets clamped with `tl.where` and no
+    `tl.max_contiguous` hint) is loaded element by element: under 4 B per thread, which cp.async cannot
+    copy (triton AssignLatencies.cpp, isSmallLoad), so the pipeliner keeps it a register load and the MMA
+    reads it from one shared buffer. Measured (Triton 3.9, examples/persistent_matmul.py, whose B offsets are
+    clamped): 64×64×64 s3 → A 2 × 8,192 + B 8,192 on sm_80, A 3 × 8,192 + B 8,192 on sm_90."""
+    from kernlint.analysis.smem_convert import load_vector_bytes  # imports this module
+    width = load_vector_bytes(load, producers, env)
+    return width is not None and width < 4
+
+
 def _fma_dot(op: Op, env: Mapping[str, Any]) -> bool:
     """An fp32 × fp32 dot with input_precision="ieee" (or allow_tf32=False) has no tensor-core instruction:
     Triton lowers it to FMA on every target (no wgmma / tcgen05, no tensor memory), and the operand loads
@@ -214,7 +225,8 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                                 feeding += int(lsize * element_bytes(load.result.dtype))
             for index, operand in enumerate(op.operands[:2]):
                 load = _source_load(operand, producers)
-                if index == 1 and load is not None and _register_loaded_b(operand, load, producers, spec):
+                if load is not None and (index == 1 and _register_loaded_b(operand, load, producers, spec)
+                                         or _scalar_loaded(load, producers, env)):
                     size = numel(operand, env)
                     computed += int(size * element_bytes(operand.dtype)) if size else 0
                     if load.result is not None and in_loop in step_loops.get(load.id, ()):

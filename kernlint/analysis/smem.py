@@ -71,7 +71,12 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         if d.in_loop is not None and d.pipelined_operands:
             dot_loops.add(d.in_loop)
             stages, _ = loop_stages(d.in_loop)
-            buffers = _stages_for(stages, spec, d.async_mma)
+            # sm_100 with an operand the pipeliner keeps in registers (staged once per k-step): the async
+            # operands get num_stages − 1 buffers and the loop one 8-B barrier. Measured (Triton 3.9,
+            # examples/persistent_matmul.py, B offsets clamped by tl.where): 64×64×64 s3 → 2 × 8,192 (A)
+            # + 8,192 (B) + 8 = 24,584 B; 128×64×64 s4 → 3 × 16,384 + 8,192 + 8 = 57,352 B.
+            staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined)
+            buffers = _stages_for(stages, spec, d.async_mma and not staged_b)
             if d.operand_bytes == 0:
                 complete = False
             operand_total = buffers * d.operand_bytes
@@ -117,7 +122,9 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     if spec.tensor_core == "tcgen05":
         for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops}:
             nbytes = SM100_BARRIER_BYTES
-            if any(d.tma for d in dots if d.in_loop == loop_id):
+            if any(d.register_pipelined for d in dots if d.in_loop == loop_id):
+                nbytes = TMA_BARRIER_BYTES  # one 8-B barrier (see the staged-operand note above)
+            elif any(d.tma for d in dots if d.in_loop == loop_id):
                 stages, _ = loop_stages(loop_id)  # + one 8-B TMA mbarrier per stage, 16-B aligned
                 nbytes = -(-(SM100_BARRIER_BYTES + TMA_BARRIER_BYTES * stages) // 16) * 16
             per_loop[loop_id].append(SmemBuffer("mbarriers", nbytes, "pipeline barriers", loop_ops[loop_id].line))

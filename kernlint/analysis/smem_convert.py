@@ -62,9 +62,12 @@ class _Contiguity:
     """AxisInfo-style contiguity/constancy per dim (triton lib/Analysis/AxisInfo.cpp: add keeps the
     contiguity of one side where the other is constant; mul and comparisons keep only constancy)."""
 
-    def __init__(self, producers: Mapping[int, Op], env: Mapping[str, Any]) -> None:
+    def __init__(self, producers: Mapping[int, Op], env: Mapping[str, Any], optimistic: bool = False) -> None:
         self.producers = producers
         self.env = env
+        # optimistic: an op this pass does not model keeps its operands' contiguity (used to decide that a
+        # load is NOT vectorised, which needs positive evidence such as a `tl.where` clamp)
+        self.optimistic = optimistic
         self.memo: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}
 
     def info(self, value: Value, depth: int = 0) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -75,8 +78,22 @@ class _Contiguity:
             return None
         self.memo[value.id] = None
         result = self._compute(value, shape, depth)
+        op = self.producers.get(value.id)
+        if result is not None and op is not None and "max_contiguous" in op.attrs:
+            hint = self._hint(op.attrs["max_contiguous"], len(shape))
+            if hint is not None:  # the user's hint replaces what AxisInfo inferred (AxisInfo.cpp, hints)
+                result = (tuple(min(n, h) if h else c for n, h, c in zip(shape, hint, result[0])), result[1])
         self.memo[value.id] = result
         return result
+
+    def _hint(self, raw: Any, rank: int) -> tuple[int | None, ...] | None:
+        items = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+        vals: list[int | None] = []
+        for item in items:
+            expr = getattr(item, "expr", item)
+            v = as_int(expr.evaluate(self.env)) if hasattr(expr, "evaluate") else expr
+            vals.append(v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None)
+        return tuple(vals) if len(vals) == rank else None
 
     def _aligned(self, operand: Value, shape: tuple[int, ...], depth: int
                  ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -102,6 +119,14 @@ class _Contiguity:
         if not shape:
             return (), ()
         if op is None or depth > 64:
+            # no producer in view (a loop-carried tile when the map holds only op results)
+            return (shape if self.optimistic else ones), ones
+        if op.kind == "for":
+            # a loop-carried tile (pointers advanced by a scalar each iteration): AxisInfo joins the entry
+            # value with what the body yields; advancing by a scalar keeps the entry value's contiguity
+            for c in op.attrs.get("carried", ()):
+                if c.arg.id == value.id:
+                    return self._aligned(c.init, shape, depth)
             return ones, ones
         if op.kind == "arange" and len(shape) == 1:
             return shape, (1,)
@@ -133,6 +158,17 @@ class _Contiguity:
                       for d in range(len(shape)))
         if fn in ("+", "-") and len(parts) == 1:
             return parts[0][0], const  # type: ignore[index]
+        if fn == "%":
+            # AxisInfo.cpp (rem): contiguity gcd(lhs contiguity, rhs divisibility); integer arguments are
+            # assumed divisible by 16 (Triton's specialisation, kernlint's stated default)
+            scalar = as_int(op.attrs["scalar"].evaluate(self.env)) if "scalar" in op.attrs else None
+            div = scalar if len(parts) == 1 and scalar else 16 if len(parts) == 2 and parts[1][1] == shape else 1
+            return tuple(gcd(parts[0][0][d], div) for d in range(len(shape))), const  # type: ignore[index]
+        if self.optimistic and fn not in ("where", "*", "//", "/"):
+            return tuple(max(p[0][d] for p in parts) for d in range(len(shape))), const  # type: ignore[index]
+        if fn == "*" and len(parts) == 1 and "scalar" in op.attrs \
+                and as_int(op.attrs["scalar"].evaluate(self.env)) == 1:
+            return parts[0][0], const  # type: ignore[index]  # offsets × a stride specialised to 1
         if fn == "+" and len(parts) == 2:
             (ca, ka), (cb, kb) = parts  # type: ignore[misc]
             return tuple(max(gcd(ca[d], kb[d]), gcd(cb[d], ka[d])) for d in range(len(shape))), const
@@ -369,3 +405,20 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
     size = numel(value, env)
     slab = 32 * num_warps * min(narrow, 8)
     return 4 * min(size, slab) if size else 0
+
+
+def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> int | None:
+    """Contiguous bytes one thread can move per instruction for a pointer-tile load: the pointer's contiguity
+    along its most contiguous dim (AxisInfo, including `tl.max_contiguous` hints), capped at 16 B. None when
+    the pointer is not a tile of plain pointers or its shape is unknown."""
+    if not load.operands:
+        return None
+    pointer = load.operands[0]
+    if not pointer.shape or not pointer.dtype.startswith("ptr<"):
+        return None
+    info = _Contiguity(producers, env, optimistic=True).info(pointer)
+    if info is None:
+        return None
+    order = _order(info[0])
+    nbytes = max(1, int(element_bytes(pointee(pointer.dtype))))
+    return min(info[0][order[0]] * nbytes, 16)

@@ -283,7 +283,9 @@ class Lowerer(ControlFlowLowering):
             dtype = promote(da, db)
             if op == "/" and not any(d and d.startswith(("fp", "bf")) for d in (da, db)):
                 dtype = "fp32"  # true division of ints yields fp32 in Triton
-        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn=op)
+        consts = [x.expr for x in (a, b) if isinstance(x, CV)]
+        extra = {"scalar": consts[0]} if len(consts) == 1 else {}  # contiguity analysis reads `x * 1`
+        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn=op, **extra)
 
     def inline(self, helper: JitFunction, args: list[Any], kwargs: dict[str, Any], line: int) -> Any:
         if self.depth >= MAX_INLINE_DEPTH:

@@ -347,6 +347,21 @@ def _passthrough(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
     return args[0] if args else None
 
 
+def max_contiguous(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    """`tl.max_contiguous(x, n)` is the same value with a contiguity hint: record the hint on the op that
+    produced x (Triton's AxisInfo takes it over whatever it inferred; it is how the persistent-matmul tutorial
+    restores contiguity after `tl.where` clamps, which shared-memory placement depends on)."""
+    x = args[0] if args else None
+    hint = args[1] if len(args) > 1 else kw.get("values")
+    if isinstance(x, Value) and hint is not None:
+        for block in reversed(lo.blocks):
+            op = next((o for o in reversed(block) if o.result is not None and o.result.id == x.id), None)
+            if op is not None:
+                op.attrs["max_contiguous"] = hint
+                break
+    return x
+
+
 def _nothing(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     return None
 
@@ -368,6 +383,7 @@ HANDLERS: dict[str, Handler] = {
     "make_block_ptr": make_block_ptr, "advance": advance, "make_tensor_descriptor": make_descriptor,
     "cdiv": cdiv, "associative_scan": scan, "cumsum": scan, "cumprod": scan,
     **{name: _passthrough for name in PASSTHROUGH},
+    "max_contiguous": max_contiguous,
     **{name: _nothing for name in NO_RESULT},
     **{name: atomic for name in ATOMICS},
 }
