@@ -24,6 +24,8 @@ CASES = [
     ("attn_bwd_dkdv_kernel", "a100", 32, 128, 4, 5, 109568),
     # dK/dV, sm_100: Qᵀ and dO 6 × 8,192 each, K + V, m and D 2 × 512, 4 MMAs × 16 B
     ("attn_bwd_dkdv_kernel", "b200", 32, 128, 4, 5, 164928),
+    # dQ, sm_80, 64×32: Kᵀ copy + scratch (10,240 B) and the staged dS copy (4,096 B) share one place
+    ("attn_bwd_dq_kernel", "a100", 64, 32, 4, 3, 59392),
     # num_stages 1: K + V 16,384, Qᵀ copy 4,096 + transpose scratch 2,048 (dO's copy reuses the place)
     ("attn_bwd_dkdv_kernel", "a100", 16, 32, 1, 1, 22528),
 ]
@@ -37,3 +39,22 @@ def test_attention_backward_shared_memory_matches_triton() -> None:
         k = next(k for f in result.files for k in f.kernels if k.jit.name == kernel)
         est = next(e for e in k.estimates if e.config.origin == "cli")
         assert est.smem.total == shared, (kernel, target, bm, bn, w, s, est.smem.total)
+
+
+FWD = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16", "H": "i32",
+       "N_CTX": "i32", **{f"stride_{t}{a}": "i32" for t in "qkvo" for a in "zh"},
+       "stride_qm": "i32", "stride_kn": "i32", "stride_vn": "i32", "stride_om": "i32",
+       "stride_qk": "1", "stride_kk": "1", "stride_vk": "1", "stride_ok": "1"}
+
+
+def test_forward_p_operand_staged_when_mma_warps_lie_along_n() -> None:
+    """examples/attention_fwd.py, sm_80, HEAD_DIM 128 (truth benchmarks/truth/triton-3.9.json):
+    BLOCK_M 64: Q 16,384 + K, V 2 × 2 × 16,384 + P copy 64×64×2 = 90,112; BLOCK_M 128 (warps along M): no copy,
+    Q 32,768 + K, V 2 × 2 × 8,192 = 65,536."""
+    for bm, bn, shared in ((64, 64, 90112), (128, 32, 65536)):
+        config = {"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": 128, "CAUSAL": True, "num_warps": 4, "num_stages": 3}
+        result = lint_paths([str(ROOT / "examples/attention_fwd.py")],
+                            Settings(targets=("a100",), cli_configs=(config,), arg_types=FWD))
+        k = next(k for f in result.files for k in f.kernels if k.jit.name == "attn_fwd_kernel")
+        est = next(e for e in k.estimates if e.config.origin == "cli")
+        assert est.smem.total == shared, (bm, bn, est.smem.total)

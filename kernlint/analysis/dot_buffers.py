@@ -168,6 +168,38 @@ def _unpipelined_peak(tiles: Mapping[int, _Tile], producers: Mapping[int, Op], c
     return ("unpipelined dot operand copies", peak, "peak of overlapping single copies (num_stages=1)", line)
 
 
+def _chained_a_staging(loop_dots: list[DotPlacement], producers: Mapping[int, Op], in_loop: set[int],
+                       env: Mapping[str, Any], num_warps: int) -> tuple[str, int, str, int] | None:
+    """mma.sync A operand computed from another dot's result (attention's P, dS), staged through shared memory.
+
+    For chained dots Triton lays the MMA warps along the longer side of the dot's result (AccelerateMatmul.cpp,
+    warpsPerTileV2: [num_warps, 1] when M ≥ N, else [1, num_warps]); with warps along N the accumulator→A
+    operand conversion crosses warps and goes through one shared copy of the A tile. Measured (Triton 3.9,
+    sm_80, HEAD_DIM 128): forward p·v at BLOCK_M 64 (+64×BLOCK_N×2 B), 32 with 2 warps; none at BLOCK_M ≥ 128;
+    one warp needs no exchange. Copies of different dots share one place (dK/dV: pT and dsT at one offset)."""
+    if num_warps < 2:
+        return None
+    best: tuple[str, int, str, int] | None = None
+    for d in loop_dots:
+        if d.async_mma or d.m is None or d.n is None or d.k is None:
+            continue
+        operand = d.op.operands[0]
+        if _operand_source(operand, producers)[0] is not None:
+            continue
+        upstream_dots = [u for u in _upstream(operand, producers, in_loop) if u.kind == "dot"]
+        if not upstream_dots:
+            continue
+        shapes = [(d.m, d.n)] + [(as_int(u.attrs["M"].evaluate(env)), as_int(u.attrs["N"].evaluate(env)))
+                                 for u in upstream_dots]
+        if not any(m is not None and n is not None and m < n for m, n in shapes):
+            continue
+        nbytes = int(d.m * d.k * element_bytes(operand.dtype))
+        if best is None or nbytes > best[1]:
+            best = ("chained dot operand copy", nbytes, f"1 × {d.m}×{d.k} A tile (mma.sync, warps along N)",
+                    d.op.line)
+    return best
+
+
 def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env: Mapping[str, Any],
                      spec: GpuSpec, num_warps: int, stages: int) -> list[tuple[str, int, str, int]]:
     """(label, bytes, detail, line) of the shared buffers one multi-dot loop keeps alive."""
@@ -208,15 +240,16 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
         out.append(_unpipelined_peak(tiles, producers, carried_init, env, num_warps, step_of))
         return out
     all_tcgen05 = spec.tensor_core == "tcgen05" and all(d.async_mma for d in loop_dots)
+    transient: list[tuple[str, int, str, int]] = []
     for tile in tiles.values():
         line = tile.load.line
         if not all(tile.async_users):
             if _register_resident(tile, producers, carried_init, env):
                 scratch = TRANSPOSE_SCRATCH_PER_WARP * max(4, num_warps)
-                out.append(("dot operand kept in registers", tile.nbytes, f"1 × {tile.nbytes:,} B (mma.sync, "
-                            "K-contiguous tile also read transposed: not pipelined)", line))
-                out.append(("transpose conversion", scratch, f"{TRANSPOSE_SCRATCH_PER_WARP} B × "
-                            f"max(4, num_warps={num_warps})", line))
+                transient.append(("dot operand kept in registers", tile.nbytes, f"1 × {tile.nbytes:,} B "
+                                  "(mma.sync, K-contiguous tile also read transposed: not pipelined)", line))
+                transient.append(("transpose conversion", scratch, f"{TRANSPOSE_SCRATCH_PER_WARP} B × "
+                                  f"max(4, num_warps={num_warps})", line))
                 continue
             buffers = max(1, stages - 1)
             kind = "mma.sync"
@@ -228,6 +261,12 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
             kind = spec.tensor_core
         out.append(("dot operands", buffers * tile.nbytes,
                     f"{buffers} × {tile.nbytes:,} B ({kind}, num_stages={stages})", line))
+    chained = _chained_a_staging(loop_dots, producers, in_loop, env, num_warps)
+    # The register-resident copy dies at its first dot, the staged A operand is written after it: Triton's
+    # allocator gives both the same place (measured, sm_80 dQ 64×32: ds copy at the Kᵀ copy's offset).
+    if chained and chained[1] > sum(b for _, b, _, _ in transient):
+        transient = [chained]
+    out.extend(transient)
     if stages >= 2:  # loads feeding dot operands through arithmetic (row statistics)
         seen = set(tiles)
         for d in loop_dots:
