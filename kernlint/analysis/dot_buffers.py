@@ -77,10 +77,18 @@ def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | Non
     transposed = False
     op = producers.get(value.id)
     for _ in range(6):
+        if op is not None and op.kind == "if":  # merged from two branches (EVEN_K masked/unmasked loads)
+            then_value = next((a for phi, a, _ in op.attrs.get("merges", ()) if phi.id == value.id), None)
+            if then_value is None:
+                break
+            value = then_value
+            op = producers.get(value.id)
+            continue
         if op is None or op.kind not in _LAYOUT_OPS or not op.operands:
             break
         transposed ^= op.kind == "trans"
-        op = producers.get(op.operands[0].id)
+        value = op.operands[0]
+        op = producers.get(value.id)
     return (op if op is not None and op.kind == "load" else None), transposed
 
 
