@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
@@ -66,8 +67,16 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 return value, True
         return num_stages, False
 
-    dot_loops: set[int] = set()
+    # Loops with several dots (attention) count their buffers per loaded tile (kernlint/analysis/dot_buffers.py).
+    shared_tile_loops = multi_dot_loops(dots)
+    for loop_id in shared_tile_loops:
+        stages, _ = loop_stages(loop_id)
+        per_loop[loop_id] = [SmemBuffer(*b) for b in loop_dot_buffers(live, dots, loop_id, env, spec, num_warps,
+                                                                       stages)]
+    dot_loops: set[int] = set(shared_tile_loops)
     for d in dots:
+        if d.in_loop in shared_tile_loops:
+            continue
         if d.in_loop is not None and d.pipelined_operands:
             dot_loops.add(d.in_loop)
             stages, _ = loop_stages(d.in_loop)
@@ -120,7 +129,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         per_loop.setdefault(loop_id, []).append(SmemBuffer(
             "pipelined load", nbytes, f"{stages - 1} × {size:,} × {element_bytes(op.result.dtype):g} B", op.line))
     if spec.tensor_core == "tcgen05":
-        for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops}:
+        for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops} - shared_tile_loops:
             nbytes = SM100_BARRIER_BYTES
             if any(d.register_pipelined for d in dots if d.in_loop == loop_id):
                 nbytes = TMA_BARRIER_BYTES  # one 8-B barrier (see the staged-operand note above)

@@ -1,0 +1,293 @@
+"""Shared-memory buffers of loops with several dots (attention forward/backward), counted per loaded tile.
+
+A loop with two or more `tl.dot`s (flash attention: q·kᵀ then p·v; backward: up to four dots) shares its
+loaded tiles between dots: the K tile of the dQ kernel feeds q·kᵀ and, transposed, ds·k. Triton allocates
+one multi-buffered allocation per pipelined *load* (triton lib/Dialect/TritonGPU/Transforms/Pipeliner/
+LowerLoops.cpp, lowerLoads: `createAlloc(forOp, loadOp, ..., stageDiff)`), and a `tl.trans` of it is a
+`memdesc_trans` view of the same buffer. So buffers are counted once per load, with a depth that depends on
+how far apart its uses are scheduled:
+
+* mma.sync (sm_80, and the sm_90/sm_100 fallback for < 4 warps or < 64 rows): num_stages − 1 buffers;
+* wgmma (sm_90): num_stages (LowerLoops.cpp, loadRequiresAdditionalBuffer: one more buffer for a wgmma
+  operand), however many dots read it;
+* tcgen05 (sm_100): every MMA of such a loop is issued asynchronously and waited one stage later
+  (AssignLatencies.cpp, AssignMMALatencies: self latency 1), and an MMA that consumes another MMA's result
+  is scheduled one stage after it. A buffer lives from its first use to the wait of its last MMA
+  (LowerLoops.cpp, getDefUseStageDiff takes the furthest wait_barrier user), so a tile gets
+  num_stages + (depth of its last MMA − depth of its first use) buffers, depth counting MMA hops within
+  one iteration. Measured (Triton 3.9, sm_100): dQ kernel K tile (q·kᵀ at depth 0, ds·k at depth 1)
+  6 buffers at num_stages 5, V tile 5; dK/dV kernel Qᵀ and dO tiles 6 at num_stages 5; forward K and V 3
+  at num_stages 3. Each MMA has its own 2-entry mbarrier (16 B): 3 × 16 B in the dQ loop, 4 × 16 B in dK/dV.
+
+Loads that reach a dot operand only through arithmetic (the row statistics m and D of the backward pass) are
+pipelined too (AssignLatencies.cpp, loadOpsToIndirectionLevel walks back from every dot operand, through
+other dots, to every load at distance 0): num_stages − 1 buffers on every target (measured: 4 × BLOCK_M × 4 B
+each for m and D at num_stages 5, sm_80/90/100).
+
+On mma.sync a tile whose unit-stride axis is its first axis (loaded as Kᵀ / Qᵀ, K-contiguous) and that feeds
+dots both as loaded and transposed is not pipelined: it stays in registers, gets one shared copy for the
+direct use and goes through a layout-conversion scratch for the transposed use. Measured (Triton 3.9,
+sm_80): dQ kernel Kᵀ [128, BLOCK_N] → 1 × tile + 512 B × max(4, num_warps) of conversion scratch
+(2,048 B at 1/2/4 warps, 4,096 at 8, 8,192 at 16), while the row-major dO tile of the dK/dV kernel,
+used the same two ways, is pipelined normally.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.hardware.specs import GpuSpec
+from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.symbolic import as_int
+
+MMA_BARRIER_BYTES = 16          # one 2 × 8-B mbarrier per tcgen05 MMA of the loop (measured, see above)
+TRANSPOSE_SCRATCH_PER_WARP = 512  # conversion scratch of a register-resident transposed operand (measured)
+_LAYOUT_OPS = ("trans", "view", "cast", "reshape")
+
+
+@dataclass
+class _Tile:
+    load: Op
+    nbytes: int
+    direct: bool = False        # used as a dot operand as loaded
+    transposed: bool = False    # used through tl.trans
+    depths: list[int] = field(default_factory=list)   # depths of the dots reading it
+    async_users: list[bool] = field(default_factory=list)
+    first_use: int = -1         # step index of the first dot reading it
+
+
+def multi_dot_loops(dots: list[DotPlacement]) -> set[int]:
+    """Innermost loops holding two or more dots: their operand buffers are counted here, per tile."""
+    count: dict[int, int] = {}
+    for d in dots:
+        if d.in_loop is not None:
+            count[d.in_loop] = count.get(d.in_loop, 0) + 1
+    return {loop for loop, n in count.items() if n >= 2}
+
+
+def _producers(live: Liveness) -> dict[int, Op]:
+    return {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+
+
+def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | None, bool]:
+    """The load behind a dot operand through layout-only ops, and whether a `trans` lies on the way."""
+    transposed = False
+    op = producers.get(value.id)
+    for _ in range(6):
+        if op is not None and op.kind == "if":  # merged from two branches (EVEN_K masked/unmasked loads)
+            then_value = next((a for phi, a, _ in op.attrs.get("merges", ()) if phi.id == value.id), None)
+            if then_value is None:
+                break
+            value = then_value
+            op = producers.get(value.id)
+            continue
+        if op is None or op.kind not in _LAYOUT_OPS or not op.operands:
+            break
+        transposed ^= op.kind == "trans"
+        value = op.operands[0]
+        op = producers.get(value.id)
+    return (op if op is not None and op.kind == "load" else None), transposed
+
+
+def _upstream(value: Value, producers: Mapping[int, Op], in_loop: set[int]) -> list[Op]:
+    """Ops of this loop iteration that a value is computed from (accumulator inputs of dots excluded)."""
+    found: list[Op] = []
+    seen: set[int] = set()
+    stack = [value]
+    while stack and len(seen) < 512:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        op = producers.get(v.id)
+        if op is None or op.id not in in_loop:
+            continue
+        found.append(op)
+        if op.kind == "load":
+            continue
+        if op.kind == "if":
+            for phi, then_value, else_value in op.attrs.get("merges", ()):
+                if phi.id == v.id:
+                    stack.extend(x for x in (then_value, else_value) if x is not None)
+            continue
+        operands = op.operands[:2] if op.kind == "dot" else op.operands
+        stack.extend(operands)
+    return found
+
+
+def _unit_stride_axis(load: Op, producers: Mapping[int, Op], carried_init: Mapping[int, Value],
+                      env: Mapping[str, Any]) -> int | None:
+    """Axis along which a 2-D pointer tile advances by one element: the index term not scaled by a runtime
+    stride (`offs_d[:, None] * stride_d` with stride_d = 1, or a bare `offs[:, None]`)."""
+    if not load.operands:
+        return None
+    ptr = load.operands[0]
+    ptr = carried_init.get(ptr.id, ptr)
+    axes: set[int] = set()
+    stack = [ptr]
+    seen: set[int] = set()
+    while stack and len(seen) < 64:
+        v = stack.pop()
+        if v.id in seen or not v.shape:
+            continue
+        seen.add(v.id)
+        op = producers.get(v.id)
+        if op is None:
+            continue
+        if op.kind in ("elementwise", "broadcast") and op.attrs.get("fn") in ("+", None):
+            stack.extend(op.operands)
+            continue
+        term_axis = [i for i, d in enumerate(v.shape) if as_int(d.evaluate(env)) not in (1, None)]
+        if len(term_axis) != 1:
+            continue
+        scaled = op.kind == "elementwise" and op.attrs.get("fn") == "*" and any(
+            not o.shape for o in op.operands)
+        if op.kind in ("view", "arange") or (op.kind == "elementwise" and op.attrs.get("fn") == "*" and not scaled):
+            axes.add(term_axis[0])
+    return axes.pop() if len(axes) == 1 else None
+
+
+def _register_resident(tile: _Tile, producers: Mapping[int, Op], carried_init: Mapping[int, Value],
+                       env: Mapping[str, Any]) -> bool:
+    """mma.sync: a K-contiguous tile read both as loaded and transposed stays in registers (see above)."""
+    return (not all(tile.async_users) and tile.direct and tile.transposed and tile.load.result is not None
+            and len(tile.load.result.shape) == 2
+            and _unit_stride_axis(tile.load, producers, carried_init, env) == 0)
+
+
+def _unpipelined_peak(tiles: Mapping[int, _Tile], producers: Mapping[int, Op], carried_init: Mapping[int, Value],
+                      env: Mapping[str, Any], num_warps: int, step_of: Mapping[int, int]) -> tuple[str, int, str, int]:
+    """num_stages = 1: no multi-buffering; each tile's shared copy lives from its load to its first dot, and
+    copies whose ranges overlap add up. Measured (Triton 3.9, sm_80/90/100, 1 warp): dQ kernel 16×16 blocks
+    Kᵀ copy + Vᵀ copy live together (8,192 B), the Kᵀ transpose scratch (2,048 B) reuses Vᵀ's place later;
+    forward K and V copies never overlap (one 2,048-B place)."""
+    events: list[tuple[int, int, int]] = []   # (start, end, bytes)
+    for tile in tiles.values():
+        start = step_of[tile.load.id]
+        events.append((start, max(start, tile.first_use), tile.nbytes))
+        if _register_resident(tile, producers, carried_init, env):
+            events.append((start, start, TRANSPOSE_SCRATCH_PER_WARP * max(4, num_warps)))
+    points = sorted({e[0] for e in events} | {e[1] for e in events})
+    peak = max((sum(b for a, z, b in events if a <= p <= z) for p in points), default=0)
+    line = min((t.load.line for t in tiles.values()), default=0)
+    return ("unpipelined dot operand copies", peak, "peak of overlapping single copies (num_stages=1)", line)
+
+
+def _chained_a_staging(loop_dots: list[DotPlacement], producers: Mapping[int, Op], in_loop: set[int],
+                       env: Mapping[str, Any], num_warps: int) -> tuple[str, int, str, int] | None:
+    """mma.sync A operand computed from another dot's result (attention's P, dS), staged through shared memory.
+
+    For chained dots Triton lays the MMA warps along the longer side of the dot's result (AccelerateMatmul.cpp,
+    warpsPerTileV2: [num_warps, 1] when M ≥ N, else [1, num_warps]); with warps along N the accumulator→A
+    operand conversion crosses warps and goes through one shared copy of the A tile. Measured (Triton 3.9,
+    sm_80, HEAD_DIM 128): forward p·v at BLOCK_M 64 (+64×BLOCK_N×2 B), 32 with 2 warps; none at BLOCK_M ≥ 128;
+    one warp needs no exchange. Copies of different dots share one place (dK/dV: pT and dsT at one offset)."""
+    if num_warps < 2:
+        return None
+    best: tuple[str, int, str, int] | None = None
+    for d in loop_dots:
+        if d.async_mma or d.m is None or d.n is None or d.k is None:
+            continue
+        operand = d.op.operands[0]
+        if _operand_source(operand, producers)[0] is not None:
+            continue
+        upstream_dots = [u for u in _upstream(operand, producers, in_loop) if u.kind == "dot"]
+        if not upstream_dots:
+            continue
+        shapes = [(d.m, d.n)] + [(as_int(u.attrs["M"].evaluate(env)), as_int(u.attrs["N"].evaluate(env)))
+                                 for u in upstream_dots]
+        if not any(m is not None and n is not None and m < n for m, n in shapes):
+            continue
+        nbytes = int(d.m * d.k * element_bytes(operand.dtype))
+        if best is None or nbytes > best[1]:
+            best = ("chained dot operand copy", nbytes, f"1 × {d.m}×{d.k} A tile (mma.sync, warps along N)",
+                    d.op.line)
+    return best
+
+
+def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env: Mapping[str, Any],
+                     spec: GpuSpec, num_warps: int, stages: int) -> list[tuple[str, int, str, int]]:
+    """(label, bytes, detail, line) of the shared buffers one multi-dot loop keeps alive."""
+    producers = _producers(live)
+    in_loop = {s.op.id for s in live.steps if not s.is_end and loop_id in s.loops}
+    carried_init = {c.arg.id: c.init for s in live.steps if s.op.kind == "for" and not s.is_end
+                    for c in s.op.attrs.get("carried", ())}
+    loop_dots = [d for d in dots if d.in_loop == loop_id]
+    step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    loop_dots.sort(key=lambda d: step_of[d.op.id])
+    depth: dict[int, int] = {}
+    for d in loop_dots:
+        ups = [op for operand in d.op.operands[:2] for op in _upstream(operand, producers, in_loop)]
+        depth[d.op.id] = max((depth[u.id] + 1 for u in ups if u.kind == "dot" and u.id in depth), default=0)
+    tiles: dict[int, _Tile] = {}
+    staged: dict[int, tuple[int, int]] = {}
+    for d in loop_dots:
+        for operand in d.op.operands[:2]:
+            load, transposed = _operand_source(operand, producers)
+            if load is None or load.result is None:
+                continue
+            size = numel(load.result, env)
+            nbytes = int(size * element_bytes(load.result.dtype)) if size else 0
+            if load.id not in in_loop:  # loop-invariant operand (attention's Q, the backward's K and V)
+                staged[load.id] = (nbytes, d.op.line)
+                continue
+            tile = tiles.setdefault(load.id, _Tile(load, nbytes))
+            tile.transposed |= transposed
+            tile.direct |= not transposed
+            tile.depths.append(depth[d.op.id])
+            tile.async_users.append(d.async_mma)
+            if tile.first_use < 0:
+                tile.first_use = step_of[d.op.id]
+    out: list[tuple[str, int, str, int]] = []
+    for nbytes, line in staged.values():
+        out.append(("loop-invariant dot operand", nbytes, f"1 × {nbytes:,} B", line))
+    if stages <= 1:
+        out.append(_unpipelined_peak(tiles, producers, carried_init, env, num_warps, step_of))
+        return out
+    all_tcgen05 = spec.tensor_core == "tcgen05" and all(d.async_mma for d in loop_dots)
+    transient: list[tuple[str, int, str, int]] = []
+    for tile in tiles.values():
+        line = tile.load.line
+        if not all(tile.async_users):
+            if _register_resident(tile, producers, carried_init, env):
+                scratch = TRANSPOSE_SCRATCH_PER_WARP * max(4, num_warps)
+                transient.append(("dot operand kept in registers", tile.nbytes, f"1 × {tile.nbytes:,} B "
+                                  "(mma.sync, K-contiguous tile also read transposed: not pipelined)", line))
+                transient.append(("transpose conversion", scratch, f"{TRANSPOSE_SCRATCH_PER_WARP} B × "
+                                  f"max(4, num_warps={num_warps})", line))
+                continue
+            buffers = max(1, stages - 1)
+            kind = "mma.sync"
+        elif all_tcgen05:
+            buffers = stages + max(tile.depths) - min(tile.depths)
+            kind = "tcgen05"
+        else:
+            buffers = stages
+            kind = spec.tensor_core
+        out.append(("dot operands", buffers * tile.nbytes,
+                    f"{buffers} × {tile.nbytes:,} B ({kind}, num_stages={stages})", line))
+    chained = _chained_a_staging(loop_dots, producers, in_loop, env, num_warps)
+    # The register-resident copy dies at its first dot, the staged A operand is written after it: Triton's
+    # allocator gives both the same place (measured, sm_80 dQ 64×32: ds copy at the Kᵀ copy's offset).
+    if chained and chained[1] > sum(b for _, b, _, _ in transient):
+        transient = [chained]
+    out.extend(transient)
+    if stages >= 2:  # loads feeding dot operands through arithmetic (row statistics)
+        seen = set(tiles)
+        for d in loop_dots:
+            for operand in d.op.operands[:2]:
+                for op in _upstream(operand, producers, in_loop):
+                    if op.kind != "load" or op.id in seen or op.result is None or not op.result.shape:
+                        continue
+                    seen.add(op.id)
+                    size = numel(op.result, env)
+                    nbytes = int(size * element_bytes(op.result.dtype)) if size else 0
+                    out.append(("pipelined load feeding a dot", (stages - 1) * nbytes,
+                                f"{stages - 1} × {nbytes:,} B", op.line))
+    if all_tcgen05:
+        out.append(("mbarriers", MMA_BARRIER_BYTES * len(loop_dots), f"{len(loop_dots)} MMAs × 16 B",
+                    loop_dots[0].op.line))
+    return out
