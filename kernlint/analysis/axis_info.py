@@ -1,0 +1,166 @@
+"""Contiguity and constancy of index/pointer tiles per dim, the way Triton's AxisInfo analysis sees them.
+
+Triton's layouts and vector widths follow from this (lib/Analysis/AxisInfo.cpp): an `arange` is contiguous,
+adding a value constant along a dim keeps the other side's contiguity, `%` by a divisible integer keeps
+gcd(contiguity, divisor), `tl.where` and products lose it, and `tl.max_contiguous` replaces what was inferred.
+Used by the layout-conversion scratch (smem_convert.py) and by dot-operand placement (a load whose threads
+get under 4 contiguous bytes is not copied asynchronously).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import gcd
+from typing import Any
+
+from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.symbolic import as_int
+
+
+def tile_shape(value: Value, env: Mapping[str, Any]) -> tuple[int, ...] | None:
+    dims = tuple(as_int(d.evaluate(env)) for d in value.shape)
+    if any(d is None or d < 1 for d in dims):
+        return None
+    return dims  # type: ignore[return-value]
+
+
+class Contiguity:
+    """AxisInfo-style contiguity/constancy per dim (triton lib/Analysis/AxisInfo.cpp: add keeps the
+    contiguity of one side where the other is constant; mul and comparisons keep only constancy)."""
+
+    def __init__(self, producers: Mapping[int, Op], env: Mapping[str, Any], optimistic: bool = False) -> None:
+        self.producers = producers
+        self.env = env
+        # optimistic: an op this pass does not model keeps its operands' contiguity (used to decide that a
+        # load is NOT vectorised, which needs positive evidence such as a `tl.where` clamp)
+        self.optimistic = optimistic
+        self.memo: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}
+
+    def info(self, value: Value, depth: int = 0) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        if value.id in self.memo:
+            return self.memo[value.id]
+        shape = tile_shape(value, self.env) if value.shape else ()
+        if shape is None:
+            return None
+        self.memo[value.id] = None
+        result = self._compute(value, shape, depth)
+        op = self.producers.get(value.id)
+        if result is not None and op is not None and "max_contiguous" in op.attrs:
+            hint = self._hint(op.attrs["max_contiguous"], len(shape))
+            if hint is not None:  # the user's hint replaces what AxisInfo inferred (AxisInfo.cpp, hints)
+                result = (tuple(min(n, h) if h else c for n, h, c in zip(shape, hint, result[0])), result[1])
+        self.memo[value.id] = result
+        return result
+
+    def _hint(self, raw: Any, rank: int) -> tuple[int | None, ...] | None:
+        items = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+        vals: list[int | None] = []
+        for item in items:
+            expr = getattr(item, "expr", item)
+            v = as_int(expr.evaluate(self.env)) if hasattr(expr, "evaluate") else expr
+            vals.append(v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None)
+        return tuple(vals) if len(vals) == rank else None
+
+    def _aligned(self, operand: Value, shape: tuple[int, ...], depth: int
+                 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        info = self.info(operand, depth + 1)
+        if info is None:
+            return None
+        contig, const = info
+        pad = len(shape) - len(contig)
+        if pad < 0:
+            return None
+        contig = (1,) * pad + contig
+        const = shape[:pad] + const
+        # size-1 dims broadcast: constant along them
+        own = (1,) * pad + (tile_shape(operand, self.env) or (1,) * len(info[0]))
+        contig = tuple(1 if o == 1 and n > 1 else c for c, o, n in zip(contig, own, shape))
+        const = tuple(n if o == 1 else k for k, o, n in zip(const, own, shape))
+        return contig, const
+
+    def _compute(self, value: Value, shape: tuple[int, ...], depth: int
+                 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        ones = (1,) * len(shape)
+        op = self.producers.get(value.id)
+        if not shape:
+            return (), ()
+        if op is None or depth > 64:
+            # no producer in view (a loop-carried tile when the map holds only op results)
+            return (shape if self.optimistic else ones), ones
+        if op.kind == "for":
+            # a loop-carried tile (pointers advanced by a scalar each iteration): AxisInfo joins the entry
+            # value with what the body yields; advancing by a scalar keeps the entry value's contiguity
+            for c in op.attrs.get("carried", ()):
+                if c.arg.id == value.id:
+                    return self._aligned(c.init, shape, depth)
+            return ones, ones
+        if op.kind == "arange" and len(shape) == 1:
+            return shape, (1,)
+        if op.kind == "full":
+            return ones, shape
+        if op.kind in ("cast",) and op.operands:
+            return self._aligned(op.operands[0], shape, depth)
+        if op.kind == "view" and op.operands:
+            src = op.operands[0]
+            src_shape = tile_shape(src, self.env) if src.shape else ()
+            info = self.info(src, depth + 1)
+            if src_shape is None or info is None:
+                return ones, ones
+            kept = [i for i, n in enumerate(shape) if n != 1]
+            if [n for n in src_shape if n != 1] != [shape[i] for i in kept]:
+                return ones, ones
+            src_kept = [i for i, n in enumerate(src_shape) if n != 1]
+            contig, const = list(ones), list(shape)
+            for i, j in zip(kept, src_kept):
+                contig[i], const[i] = info[0][j], info[1][j]
+            return tuple(contig), tuple(const)
+        if op.kind != "elementwise":
+            return ones, ones
+        fn = op.attrs.get("fn")
+        parts = [self._aligned(x, shape, depth) for x in op.operands]
+        if any(p is None for p in parts) or not parts:
+            return ones, ones
+        const = tuple(gcd(*(p[1][d] for p in parts)) if len(parts) > 1 else parts[0][1][d]  # type: ignore[index]
+                      for d in range(len(shape)))
+        if fn in ("+", "-") and len(parts) == 1:
+            return parts[0][0], const  # type: ignore[index]
+        if fn == "%":
+            # AxisInfo.cpp (rem): contiguity gcd(lhs contiguity, rhs divisibility); integer arguments are
+            # assumed divisible by 16 (Triton's specialisation, kernlint's stated default)
+            scalar = as_int(op.attrs["scalar"].evaluate(self.env)) if "scalar" in op.attrs else None
+            div = scalar if len(parts) == 1 and scalar else 16 if len(parts) == 2 and parts[1][1] == shape else 1
+            return tuple(gcd(parts[0][0][d], div) for d in range(len(shape))), const  # type: ignore[index]
+        if self.optimistic and fn not in ("where", "*", "//", "/"):
+            return tuple(max(p[0][d] for p in parts) for d in range(len(shape))), const  # type: ignore[index]
+        if fn == "*" and len(parts) == 1 and "scalar" in op.attrs \
+                and as_int(op.attrs["scalar"].evaluate(self.env)) == 1:
+            return parts[0][0], const  # type: ignore[index]  # offsets × a stride specialised to 1
+        if fn == "+" and len(parts) == 2:
+            (ca, ka), (cb, kb) = parts  # type: ignore[misc]
+            return tuple(max(gcd(ca[d], kb[d]), gcd(cb[d], ka[d])) for d in range(len(shape))), const
+        if fn == "-" and len(parts) == 2:
+            (ca, _), (_, kb) = parts  # type: ignore[misc]
+            return tuple(gcd(ca[d], kb[d]) for d in range(len(shape))), const
+        return ones, const
+
+
+def order_from_contiguity(contig: tuple[int, ...]) -> tuple[int, ...]:
+    """getOrderFromContiguity: dims by decreasing contiguity, ties to the later dim."""
+    dims = list(reversed(range(len(contig))))
+    return tuple(sorted(dims, key=lambda d: -contig[d]))
+
+
+def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> int | None:
+    """Contiguous bytes one thread can move per instruction for a pointer-tile load: the pointer's contiguity
+    along its most contiguous dim (AxisInfo, including `tl.max_contiguous` hints), capped at 16 B. None when
+    the pointer is not a tile of plain pointers or its shape is unknown."""
+    if not load.operands:
+        return None
+    pointer = load.operands[0]
+    if not pointer.shape or not pointer.dtype.startswith("ptr<"):
+        return None
+    info = Contiguity(producers, env, optimistic=True).info(pointer)
+    if info is None:
+        return None
+    order = order_from_contiguity(info[0])
+    nbytes = max(1, int(element_bytes(pointee(pointer.dtype))))
+    return min(info[0][order[0]] * nbytes, 16)
