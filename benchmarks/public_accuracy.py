@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -158,9 +159,32 @@ def prepare_kernel(cand: Candidate, caps: tuple[int, ...], max_configs: int) -> 
     return res, (scratch, work)
 
 
+def _request_with_watchdog(pool: Any, req: dict[str, Any], timeout: int) -> dict[str, Any]:
+    """One compile on the pool's single worker; the worker is killed when it runs past ``timeout`` + 30 s
+    (Triton's own SIGALRM timeout cannot interrupt a long LLVM/ptxas step), and the pool starts a new one."""
+    from kernlint.calibrate.worker import WorkerCrashed
+
+    fired = threading.Event()
+
+    def kill() -> None:
+        fired.set()
+        for w in list(pool._all):
+            w.proc.kill()
+
+    timer = threading.Timer(timeout + 30, kill)
+    timer.start()
+    try:
+        return pool.request(req)
+    except WorkerCrashed as exc:
+        return {"error": f"timed out after {timeout + 30} s (worker killed)" if fired.is_set() else str(exc)}
+    finally:
+        timer.cancel()
+
+
 def compile_kernel(res: KernelResult, scratch: Any, work: list[Any], pool: Any, env: dict[str, Any],
                    cache: Any, tmp: Path, timeout: int) -> None:
     from kernlint.calibrate.session import _cache_key
+    from kernlint.calibrate.triton_compile import RESULT_FIELDS
 
     module = str(scratch.write(tmp))
     pending = []
@@ -171,12 +195,16 @@ def compile_kernel(res: KernelResult, scratch: Any, work: list[Any], pool: Any, 
         else:
             pending.append((stub, task))
 
-    def done(i: int, out: dict[str, Any]) -> None:
-        stub, task = pending[i]
+    timed_out = False
+    for stub, task in pending:
+        if timed_out:  # the other configs of a kernel that timed out would too: 2 min each
+            res.records.append({**stub, **dict.fromkeys(RESULT_FIELDS), "error": "timed out (not tried: an "
+                                "earlier config of this kernel timed out)"})
+            continue
+        out = _request_with_watchdog(pool, {"op": "compile", **task, "module": module, "timeout": timeout}, timeout)
+        timed_out = "timed out" in (out.get("error") or "")
         cache.put(_cache_key(scratch, task, env), out)
         res.records.append({**stub, **out})
-
-    pool.run([{**t, "module": module, "timeout": timeout} for _, t in pending], done)
     by_key = {(json.dumps(s["config"], sort_keys=True), json.dumps(s["constexprs"], sort_keys=True), s["cap"]): e
               for s, e, _ in work}
     for r in res.records:
@@ -274,7 +302,7 @@ def run(a: argparse.Namespace) -> tuple[list[KernelResult], dict[str, int], dict
     results: list[KernelResult] = []
     start = time.monotonic()
     cache = Cache(None if a.no_cache else ROOT / ".corpus" / "calibrate-cache")
-    with tempfile.TemporaryDirectory(prefix="kernlint_public_") as tmp, WorkerPool(a.python, a.jobs) as pool:
+    with tempfile.TemporaryDirectory(prefix="kernlint_public_") as tmp, WorkerPool(a.python, 1) as pool:
         env = pool.environment()
         for cand in order:
             if time.monotonic() - start > a.budget:
@@ -326,9 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", type=int, default=2, help="configs per kernel (at most 4)")
     ap.add_argument("--caps", default="90,100,80", help="compute capabilities")
     ap.add_argument("--budget", type=float, default=1080, help="seconds after which no new kernel starts")
-    ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("-j", "--jobs", type=int, default=1, choices=[1],
+                    help="compiles run one at a time (one worker, with a watchdog); the CPU is shared")
     ap.add_argument("--python", default=None, help="interpreter with Triton 3.9 (default: this one)")
-    ap.add_argument("--timeout", type=int, default=120, help="seconds per compile")
+    ap.add_argument("--timeout", type=int, default=90, help="seconds per compile")
     ap.add_argument("--no-cache", action="store_true", help="compile everything again")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", type=Path, help="print the report of a saved run (estimates recomputed)")

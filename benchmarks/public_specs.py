@@ -15,7 +15,8 @@ Stated defaults (what a spec falls back to when the kernel's own source says not
     (kernlint's config points); a block size (a constexpr that shapes a tile in kernlint's IR) that none of
     those gives gets the default set {64 with num_warps 4, 128 with num_warps 8}; a constexpr only used as
     a condition (``if HAS_BIAS:``) gets False; a constexpr used as a dtype (``.to(DTYPE)``, ``dtype=DTYPE``)
-    makes the kernel skipped; any other unknown constexpr (problem sizes such as ``D``, ``H``, ``n_rows``
+    makes the kernel skipped; one bounding a ``tl.static_range`` loop (fully unrolled: 64 copies of a loop
+    body can take ptxas many minutes) gets 4 (also as a block size); any other unknown constexpr (problem sizes such as ``D``, ``H``, ``n_rows``
     passed as constexprs, or ``eps``) gets 64.
 """
 from __future__ import annotations
@@ -34,6 +35,7 @@ DEFAULT_POINTER = "*fp16"
 INDEX_POINTER = "*i32"
 DEFAULT_BLOCK_SETS: tuple[tuple[int, int], ...] = ((64, 4), (128, 8))   # (block size, num_warps)
 DEFAULT_CONSTEXPR = 64   # any other unknown constexpr (a problem size passed as constexpr: D, H, n_rows, ...)
+DEFAULT_UNROLL = 4       # an unknown `tl.static_range` bound: Triton unrolls the loop that many times
 LAUNCH_KEYS = ("num_warps", "num_stages", "maxnreg")
 _TL_DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
               "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint32": "u32", "int1": "i1",
@@ -214,6 +216,11 @@ def used_as_dtype(jit: JitFunction, name: str) -> bool:
     return re.search(rf"(\.to\(\s*|dtype\s*=\s*){re.escape(name)}\b", text) is not None
 
 
+def unroll_bound(jit: JitFunction, name: str) -> bool:
+    text = cst.Module([]).code_for_node(jit.node.body)
+    return re.search(rf"static_range\([^)]*\b{re.escape(name)}\b", text) is not None
+
+
 def condition_only(jit: JitFunction, name: str) -> bool:
     """True when the constexpr is read only as a condition (`if NAME:`, `NAME and ...`, `not NAME`)."""
     uses = 0
@@ -276,6 +283,9 @@ def plan_configs(jit: JitFunction, points: tuple[ConfigPoint, ...], block_names:
     for p in _spread(chosen, max_configs):
         base = {k: v for k, v in p.constexprs.items() if isinstance(v, (int, float, bool, str, type(None)))}
         missing = [n for n in jit.constexpr_names if n not in base]
+        unrolls = [n for n in missing if unroll_bound(jit, n)]
+        base.update({n: DEFAULT_UNROLL for n in unrolls})
+        missing = [n for n in missing if n not in unrolls]
         blocks = [n for n in missing if n in block_names]
         flags = [n for n in missing if n not in block_names and condition_only(jit, n)]
         other = [n for n in missing if n not in blocks and n not in flags]
@@ -286,7 +296,8 @@ def plan_configs(jit: JitFunction, points: tuple[ConfigPoint, ...], block_names:
         base.update({n: False for n in flags})
         base.update({n: DEFAULT_CONSTEXPR for n in other})
         origin = p.origin + (f"+{DEFAULT_CONSTEXPR} for {','.join(other)}" if other else "") + \
-            (f"+False for {','.join(flags)}" if flags else "")
+            (f"+False for {','.join(flags)}" if flags else "") + \
+            (f"+{DEFAULT_UNROLL} for {','.join(unrolls)}" if unrolls else "")
         launch = {"num_warps": p.num_warps, "num_stages": p.num_stages, **({"maxnreg": p.maxnreg} if p.maxnreg else {})}
         if not blocks:
             plan.configs.append({**base, **launch})
