@@ -96,6 +96,34 @@ class KernelResult:
     pairs: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
 
 
+def helper_integer_args(jit: Any, pm: Any, tree: Any) -> list[tuple[Any, str]]:
+    """(argument expression, "bits"/"index") for the arguments of jit helper calls that the helper uses as
+    integers (`dequant_body(a=tl.load(p + offs))` where the helper does `a >> 4`)."""
+    import libcst as cst
+
+    from kernlint.calibrate.signature import _helper_of
+
+    out: list[tuple[Any, str]] = []
+    calls: list[Any] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+    jit.node.body.visit(_V())
+    for call in calls:
+        helper = _helper_of(call, pm, tree)
+        if helper is None or helper[0] is jit:
+            continue
+        uses = ps.integer_params(helper[0])
+        names = [p.name for p in helper[0].params]
+        for i, a in enumerate(call.args):
+            name = a.keyword.value if a.keyword is not None else names[i] if i < len(names) else None
+            if name in uses:
+                out.append((a.value, uses[name]))
+    return out
+
+
 def prepare_kernel(cand: Candidate, caps: tuple[int, ...], max_configs: int) -> tuple[KernelResult, Any]:
     """Spec + estimates; returns (result, work) where work = (scratch, [(record stub, estimate, task)])."""
     from kernlint.analysis.configs import config_points
@@ -119,7 +147,7 @@ def prepare_kernel(cand: Candidate, caps: tuple[int, ...], max_configs: int) -> 
     pointers = pointer_args(jit, pm, tree)
     offsets = ps.offset_only(jit, pointers)
     pointers -= offsets
-    dtypes = ps.pointer_dtypes(jit, pointers)
+    dtypes = ps.pointer_dtypes(jit, pointers, helper_integer_args(jit, pm, tree))
     given = {name: spec for name, (spec, _) in dtypes.items()}
     res.spec_notes = [f"{n}={s} ({why})" for n, (s, why) in sorted(dtypes.items())] + \
         [f"{n}=i32 (kernlint's pointer finder: only a pointer increment)" for n in sorted(offsets)]
@@ -350,7 +378,7 @@ def load(path: Path) -> tuple[list[KernelResult], dict[str, int]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", default=[], help="project(s) to run (default: all pinned)")
-    ap.add_argument("--per-package", type=int, default=8, help="kernels sampled per package (0: all)")
+    ap.add_argument("--per-package", type=int, default=12, help="kernels sampled per package (0: all)")
     ap.add_argument("--configs", type=int, default=2, help="configs per kernel (at most 4)")
     ap.add_argument("--caps", default="90,100,80", help="compute capabilities")
     ap.add_argument("--budget", type=float, default=1080, help="seconds after which no new kernel starts")

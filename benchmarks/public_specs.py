@@ -89,6 +89,29 @@ def _names_in(node: cst.CSTNode) -> set[str]:
     return found
 
 
+def _split_loads(expr: cst.BaseExpression) -> tuple[list[cst.Call], set[str]]:
+    """(the `tl.load` calls in an expression, the names outside them)."""
+    loads: list[cst.Call] = []
+    names: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> bool:
+            if _call_name(n) == "load":
+                loads.append(n)
+                return False
+            return True
+
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    expr.visit(_V())
+    return loads, names
+
+
 def _tl_dtype(node: cst.BaseExpression) -> str | None:
     """`tl.float32` / `tl.int64` → fp32 / i64."""
     if isinstance(node, cst.Attribute):
@@ -117,8 +140,40 @@ def _arg(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
     return positional[index].value if len(positional) > index else None
 
 
-def pointer_dtypes(jit: JitFunction, pointers: set[str]) -> dict[str, tuple[str, str]]:
-    """pointer parameter → (spec, why) for the pointers whose dtype the kernel's body shows."""
+_BITS = (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)
+_INDEX = (cst.FloorDivide, cst.Modulo)
+BITS_POINTER = "*u8"
+
+
+def integer_operands(node: cst.CSTNode) -> list[tuple[cst.BaseExpression, str]]:
+    """(operand, "bits"/"index") of every bitwise/shift and floor-division/modulo operation: a float tensor
+    there is a Triton type error, so a loaded value there comes from an integer array."""
+    out: list[tuple[cst.BaseExpression, str]] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
+            kind = "bits" if isinstance(n.operator, _BITS) else "index" if isinstance(n.operator, _INDEX) else None
+            if kind:
+                out.extend([(n.left, kind), (n.right, kind)])
+
+    node.visit(_V())
+    return out
+
+
+def integer_params(jit: JitFunction) -> dict[str, str]:
+    """Parameters of a jit helper that it uses as integers (bits or index), by name."""
+    params = {p.name for p in jit.params if not p.is_constexpr}
+    out: dict[str, str] = {}
+    for expr, kind in integer_operands(jit.node.body):
+        if isinstance(expr, cst.Name) and expr.value in params:
+            out.setdefault(expr.value, kind)
+    return out
+
+
+def pointer_dtypes(jit: JitFunction, pointers: set[str],
+                   helper_uses: list[tuple[cst.BaseExpression, str]] = ()) -> dict[str, tuple[str, str]]:  # type: ignore[assignment]
+    """pointer parameter → (spec, why) for the pointers whose dtype the kernel's body shows;
+    ``helper_uses``: (argument expression, "bits"/"index") for arguments a jit helper uses as integers."""
     aliases: dict[str, set[str]] = {}          # local name → pointer params it is derived from
     loads: list[tuple[cst.Call, cst.CSTNode]] = []   # (tl.load call, the expression it sits in)
     stores: list[cst.Call] = []
@@ -143,7 +198,7 @@ def pointer_dtypes(jit: JitFunction, pointers: set[str]) -> dict[str, tuple[str,
         aliases[name] = {name}
     for _ in range(4):
         for local, value in assigned.items():
-            roots = {p for n in _names_in(value) for p in aliases.get(n, ()) if n != local}
+            roots = {p for n in _split_loads(value)[1] for p in aliases.get(n, ()) if n != local}
             if roots and not isinstance(value, cst.Call):
                 aliases.setdefault(local, set()).update(roots)
 
@@ -165,6 +220,21 @@ def pointer_dtypes(jit: JitFunction, pointers: set[str]) -> dict[str, tuple[str,
             if cast in ("i32", "i64"):
                 for p in src:
                     out.setdefault(p, (f"*{cast}", f"loaded and cast to {cast}: an index array"))
+    for _ in range(4):  # `base = seq_start * stride` carries seq_start's source array
+        for local, value in assigned.items():
+            if local not in loaded_into:
+                nested, outside = _split_loads(value)
+                src = {p for n in outside for p in loaded_into.get(n, ())}
+                src |= {p for call in nested for p in roots_of(_first_arg(call, "pointer"))}
+                if src and not any(n in aliases for n in outside):   # an address, not a loaded value
+                    loaded_into[local] = src
+    for expr, kind in [*integer_operands(jit.node.body), *helper_uses]:
+        direct = isinstance(expr, cst.Call) and _call_name(expr) == "load"
+        srcs = roots_of(_first_arg(expr, "pointer")) if direct else \
+            {p for n in _names_in(expr) for p in loaded_into.get(n, ())}
+        for p in srcs:
+            out.setdefault(p, (BITS_POINTER, "its loaded value takes bitwise ops: bit-packed data") if kind == "bits"
+                           else (INDEX_POINTER, "its loaded value takes // or %: an index array"))
     for call in [c for c, _ in loads] + stores:
         address = _first_arg(call, "pointer")
         for n in _names_in(address) if address is not None else set():
@@ -183,8 +253,9 @@ def pointer_dtypes(jit: JitFunction, pointers: set[str]) -> dict[str, tuple[str,
 
 def offset_only(jit: JitFunction, pointers: set[str]) -> set[str]:
     """Parameters kernlint takes for pointers that only ever appear as the increment of a pointer update
-    (`dout_ptrs -= stride_dout_chunk`): offsets, since Triton rejects pointer + pointer. (kernlint's
-    pointer finder adds every name of an additive right-hand side, AugAssign included.)"""
+    (`dout_ptrs -= stride_dout_chunk`), or that are multiplied, divided or shifted (`1 << ell`): offsets,
+    since Triton rejects pointer + pointer. (kernlint's pointer finder adds every name of an additive
+    right-hand side, AugAssign included.)"""
     total: dict[str, int] = {}
     in_increment: dict[str, int] = {}
 
@@ -207,7 +278,15 @@ def offset_only(jit: JitFunction, pointers: set[str]) -> set[str]:
 
     jit.node.body.visit(_A())
     jit.node.body.visit(_V())
-    return {p for p in pointers if total.get(p) and total.get(p) == in_increment.get(p)}
+    scaled: set[str] = set()
+
+    class _S(cst.CSTVisitor):  # a pointer is never multiplied, divided or shifted
+        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+            if isinstance(node.operator, (cst.Multiply, *_BITS, *_INDEX)):
+                scaled.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))
+
+    jit.node.body.visit(_S())
+    return {p for p in pointers if (total.get(p) and total.get(p) == in_increment.get(p)) or p in scaled}
 
 
 # -- constexpr values -----------------------------------------------------------------------------

@@ -54,6 +54,15 @@ GATHER = textwrap.dedent('''
         tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(OUT_DTYPE))
 
 
+    @triton.jit
+    def unpack_kernel(q_ptr, lo_ptr, seq_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        packed = tl.load(q_ptr + offs)
+        start = tl.load(lo_ptr) // BLOCK
+        base = tl.load(seq_ptr) * n
+        tl.store(out_ptr + base + start + offs, (packed & 0xF) * scale)
+
+
     def launch(x, idx, out, n, flag, d, dt):
         gather_kernel[(1,)](x, idx, out, n, HAS_SCALE=flag)
         scan_kernel[(1,)](x, out, n, 16, BLOCK=d, D=d)
@@ -73,9 +82,18 @@ def test_pointer_dtypes_from_the_kernels_own_usage() -> None:
     assert {k: v[0] for k, v in got.items()} == {"idx_ptr": "*i32", "out_ptr": "*fp32"}
 
 
-def test_a_pointer_increment_is_an_offset_not_a_pointer() -> None:
+def test_integer_arrays_from_bitwise_floor_division_and_address_use() -> None:
+    ka = _kernel("unpack_kernel")
+    got = ps.pointer_dtypes(ka.jit, {"q_ptr", "lo_ptr", "seq_ptr", "out_ptr"})
+    # `packed & 0xF` → bit-packed u8; `load(lo) // BLOCK` → index; `base = load(seq) * n` feeds out's address
+    assert {k: v[0] for k, v in got.items()} == {"q_ptr": "*u8", "lo_ptr": "*i32", "seq_ptr": "*i32"}
+
+
+def test_a_pointer_increment_or_a_scaled_name_is_an_offset_not_a_pointer() -> None:
     ka = _kernel("scan_kernel")
     assert ps.offset_only(ka.jit, {"x_ptr", "y_ptr", "stride_chunk"}) == {"stride_chunk"}
+    ka = _kernel("unpack_kernel")
+    assert ps.offset_only(ka.jit, {"q_ptr", "out_ptr", "n", "scale"}) == {"n", "scale"}
 
 
 def test_configs_spread_over_autotune_and_flags_default_false() -> None:
