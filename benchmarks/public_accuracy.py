@@ -243,6 +243,8 @@ def compile_kernel(res: KernelResult, scratch: Any, work: list[Any], pool: Any, 
 
 # -- report -------------------------------------------------------------------------------------------
 def error_class(message: str) -> str:
+    if message.startswith("timed out"):   # the watchdog's own messages (worker killed / not tried)
+        return "CompileTimeout"
     return message.split(":", 1)[0].strip() or "unknown"
 
 
