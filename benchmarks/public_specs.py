@@ -125,11 +125,7 @@ def _call_name(call: cst.Call) -> str:
 
 
 def _first_arg(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == keyword:
-            return a.value
-    positional = [a for a in call.args if a.keyword is None]
-    return positional[0].value if positional else None
+    return _arg(call, 0, keyword)
 
 
 def _arg(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
