@@ -60,6 +60,11 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     per_loop: dict[int | None, list[SmemBuffer]] = {}
 
     def loop_stages(loop_id: int) -> tuple[int, bool]:
+        if _static_trips(loop_ops[loop_id], env) in (0, 1):
+            # a loop whose constexpr bounds give one iteration is folded away by MLIR's scf.for
+            # canonicalisation before the pipeliner runs: nothing is multi-buffered (fla chunk_o.py
+            # `for i_v in range(tl.cdiv(V, BV))` with V = BV: 4 tiles × 1 buffer, Triton 3.9 sm_90)
+            return 1, True
         explicit = loop_ops[loop_id].attrs.get("num_stages")
         if explicit is not None:
             value = as_int(explicit.evaluate(env))
@@ -131,8 +136,11 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     if spec.tensor_core == "tcgen05":
         for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops} - shared_tile_loops:
             nbytes = SM100_BARRIER_BYTES
-            if any(d.register_pipelined for d in dots if d.in_loop == loop_id):
-                nbytes = TMA_BARRIER_BYTES  # one 8-B barrier (see the staged-operand note above)
+            if any(d.register_pipelined for d in dots if d.in_loop == loop_id) \
+                    or _static_trips(loop_ops[loop_id], env) in (0, 1):
+                # one 8-B barrier: an operand staged from registers (see the note above), or a loop folded
+                # away (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9)
+                nbytes = TMA_BARRIER_BYTES
             elif any(d.tma for d in dots if d.in_loop == loop_id):
                 stages, _ = loop_stages(loop_id)  # + one 8-B TMA mbarrier per stage, 16-B aligned
                 nbytes = -(-(SM100_BARRIER_BYTES + TMA_BARRIER_BYTES * stages) // 16) * 16
@@ -167,6 +175,20 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             best, best_total = tuple(group), total
     tmem = _tmem_columns(dots)
     return SmemEstimate(best_total, best, tmem, complete)
+
+
+def _static_trips(loop: Op, env: Mapping[str, Any]) -> int | None:
+    """Iterations of a `range`-style loop whose bounds are all compile-time values, else None."""
+    bounds = loop.attrs.get("bounds") or ()
+    if not bounds or any(b is None for b in bounds) or len(bounds) > 3:
+        return None
+    vals = [as_int(b.evaluate(env)) for b in bounds]
+    if any(v is None for v in vals):
+        return None
+    start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1)
+    if not step:
+        return None
+    return max(0, -(-(stop - start) // step))  # type: ignore[operator]
 
 
 def _tma_fallback_operands(d: DotPlacement, stages: int, buffers: int, env: Mapping[str, Any]) -> int:
