@@ -162,6 +162,16 @@ def _tiles(capability: int, bitwidth: int) -> tuple[list[_Tile], list[_Tile]]:
     return src, dst
 
 
+def _pair_bases(src: Layout, dst: Layout) -> tuple[int, list[int], list[int], list[int], list[int]]:
+    """log2(numel) and the non-zero register bases and the lane bases of both sides of a conversion."""
+    numel = 1
+    for n in src.shape:
+        numel *= n
+    reg_s = [b for b in _bases(src, "reg") if b]
+    reg_d = [b for b in _bases(dst, "reg") if b]
+    return _log2(numel), reg_s, reg_d, _bases(src, "lane"), _bases(dst, "lane")
+
+
 def scratch_elements(src: Layout, dst: Layout, bitwidth: int, capability: int = 80) -> int:
     """Elements of the swizzled scratch of one conversion on NVIDIA: numel / reps. Every pair of a store
     and a load instruction whose lane pattern both layouts can feed is tried; the pair with the fewest bank
@@ -170,13 +180,7 @@ def scratch_elements(src: Layout, dst: Layout, bitwidth: int, capability: int = 
     optimalSwizzling / optimalSwizzlingTile / buildReps). Measured (Triton 3.9): [256] 2/thread fp32 →
     slice of a [256, 256] 8/thread tile takes 1,024 B on sm_80 (no pair fits) and 512 B on sm_90/100
     (stmatrix lane pattern)."""
-    numel = 1
-    for n in src.shape:
-        numel *= n
-    dim = _log2(numel)
-    reg_s = [b for b in _bases(src, "reg") if b]
-    reg_d = [b for b in _bases(dst, "reg") if b]
-    lane_s, lane_d = _bases(src, "lane"), _bases(dst, "lane")
+    dim, reg_s, reg_d, lane_s, lane_d = _pair_bases(src, dst)
     total = _log2(max(1, 128 // bitwidth))
     best: tuple[int, int] | None = None   # (conflicts, -reps)
     src_tiles, dst_tiles = _tiles(capability, bitwidth)
@@ -202,7 +206,7 @@ def scratch_elements(src: Layout, dst: Layout, bitwidth: int, capability: int = 
                 best = (conflicts, -reps)
     if best is None:
         return _scratch_ld_st(src, dst, bitwidth)
-    return numel >> -best[1]
+    return (1 << dim) >> -best[1]
 
 
 def _tile_vector(reg_s: list[int], lane_s: list[int], ts: _Tile, n_s: int,
@@ -263,13 +267,7 @@ def _common(a: list[int], b: list[int]) -> int:
 
 def _scratch_ld_st(src: Layout, dst: Layout, bitwidth: int) -> int:
     """optimalSwizzlingLdSt: the fallback when no instruction tile fits (getVbasis, computeSegment)."""
-    numel = 1
-    for n in src.shape:
-        numel *= n
-    dim = _log2(numel)
-    reg_s = [b for b in _bases(src, "reg") if b]
-    reg_d = [b for b in _bases(dst, "reg") if b]
-    lane_s, lane_d = _bases(src, "lane"), _bases(dst, "lane")
+    dim, reg_s, reg_d, lane_s, lane_d = _pair_bases(src, dst)
     vec = [b for b in reg_s if b in reg_d][:_log2(128 // bitwidth)]
     use_src = True
     if (1 << len(vec)) * bitwidth < 32:
@@ -307,7 +305,7 @@ def _scratch_ld_st(src: Layout, dst: Layout, bitwidth: int) -> int:
     segment = _segment(set(vec + tile_s) - {0}, set(vec + tile_d) - {0}, dim, len_segment)
     both = set(reg_s) & set(reg_d)
     reps = sum(1 for s in segment if s in both)
-    return numel >> reps
+    return (1 << dim) >> reps
 
 
 def _extra_vector(regs: list[int], vec: list[int], other_lanes: set[int], bitwidth: int) -> list[int]:

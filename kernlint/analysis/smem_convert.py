@@ -93,6 +93,16 @@ def _layouts(accesses: Mapping[int, _Access], num_warps: int) -> dict[int, tuple
     return out
 
 
+def _merge_sources(live: Liveness) -> dict[int, tuple[Value, Value]]:
+    """Loop-carried values and if-merges take the layout of what flows into them: value id → (the two
+    values that flow in: loop entry and yield, or the two branches)."""
+    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
+               for c in s.op.attrs.get("carried", ())}
+    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
+                    for phi, a, b in s.op.attrs.get("merges", ())})
+    return carried
+
+
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
                        num_warps: int, capability: int) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
@@ -103,11 +113,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
     for op_id, a in accesses.items():
         if a.is_load:
             load_layout.setdefault(a.shape, layouts[op_id])
-    # loop-carried values and if-merges take the layout of what flows into them
-    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
-               for c in s.op.attrs.get("carried", ())}
-    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
-                    for phi, a, b in s.op.attrs.get("merges", ())})
+    carried = _merge_sources(live)
 
     def source(value: Value) -> tuple[str, Op, int] | None:
         """The load (or reduction) whose layout a same-shape value inherits, and the smallest load size on
@@ -243,11 +249,7 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
     # what is written is the pointer's element type (Triton casts the value at the store)
     if value is None or len(value.shape) != 1 or element_bytes(pointee(pointer.dtype)) != 4:
         return 0
-    # loop-carried values and if-merges take the layout of what flows into them
-    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
-               for c in s.op.attrs.get("carried", ())}
-    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
-                    for phi, a, b in s.op.attrs.get("merges", ())})
+    carried = _merge_sources(live)
     narrow = 0
     stack, seen = [value], set()
     while stack and len(seen) < 64:
