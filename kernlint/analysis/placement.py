@@ -208,6 +208,18 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         computed = feeding = 0
         in_registers: list[Value] = []
         if in_loop is not None:
+            a_operand = op.operands[0]
+            if _source_load(a_operand, producers) is None:
+                # A computed in the loop from loaded tiles (mamba's dout · exp(dA)): the MMA takes A from
+                # registers, so only its 2-D feeding loads are pipelined (num_stages − 1 buffers). Measured
+                # (Triton 3.9, mamba-ssm _chunk_scan_bwd_dstates_kernel 64×64×64 s3): sm_80 2 × 8,192 (dout)
+                # + 2 × 8,192 (B) = 32,768 B; sm_90 2 × 8,192 + 3 × 8,192 = 40,960 B.
+                for load in _feeding_loads(a_operand, producers, in_loop, step_loops):
+                    res = load.result
+                    if res is None or len(res.shape) != len(a_operand.shape) or _narrow_async_copy(res, env, num_warps):
+                        continue
+                    lsize = numel(res, env)
+                    feeding += int(lsize * element_bytes(res.dtype)) if lsize else 0
             for operand in op.operands[1:2]:  # the B operand: wgmma/tcgen05 read it from shared memory
                 if _source_load(operand, producers) is None:
                     # Measured (Triton 3.9, w4a16 matmul, all targets): the raw int32 weights, scales and

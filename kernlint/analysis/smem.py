@@ -102,15 +102,16 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 "dot operands", operand_total,
                 f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
                 d.op.line))
-        if d.in_loop is not None and d.computed_operand_bytes:
+        if d.in_loop is not None and (d.computed_operand_bytes or d.feeding_load_bytes):
             stages, _ = loop_stages(d.in_loop)
             group = per_loop.setdefault(d.in_loop, [])
             if d.feeding_load_bytes and stages > 1:
                 group.append(SmemBuffer("pipelined loads feeding a computed operand",
                                         (stages - 1) * d.feeding_load_bytes,
                                         f"{stages - 1} × {d.feeding_load_bytes:,} B", d.op.line))
-            group.append(SmemBuffer("computed dot operand", d.computed_operand_bytes,
-                                    f"1 × {d.computed_operand_bytes:,} B", d.op.line))
+            if d.computed_operand_bytes:
+                group.append(SmemBuffer("computed dot operand", d.computed_operand_bytes,
+                                        f"1 × {d.computed_operand_bytes:,} B", d.op.line))
             dot_loops.add(d.in_loop)
         if d.staged_bytes:
             per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
