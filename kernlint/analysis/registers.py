@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
+from kernlint.ir.tl_dispatch import PHILOX_RESULTS
 from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
 from kernlint.ir.symbolic import as_int
 
@@ -155,6 +157,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         costs[vid] = cost
     _carry_streamed_data(live, streamed, costs)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
+    for vid, copies in unrolled_loads(live, env).items():
+        costs[vid] *= copies
     # Epilogue reads of a TMEM accumulator hold part of it in registers at the reading op.
     transient: dict[int, float] = {}
     for i, step in enumerate(live.steps):
@@ -164,6 +168,9 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             if v.id in in_tmem:
                 full = tile_cost(v, env, threads, model) or 0.0
                 transient[i] = transient.get(i, 0.0) + full * model.tmem_epilogue
+        if step.op.kind == "elementwise" and step.op.attrs.get("fn") in PHILOX_RESULTS and step.op.result is not None:
+            state = _philox_state(step.op.result, env, threads) * model.data_scale
+            transient[i] = transient.get(i, 0.0) + max(0.0, state - costs.get(step.op.result.id, 0.0))
     events: dict[int, float] = {}
     for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
         stop = end if end > start else start + 1
@@ -190,6 +197,18 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete,
                             data_at_peak / model.data_scale if model.data_scale else 0.0,
                             max(0.0, peak - data_at_peak - acc_at_peak), acc_at_peak / model.acc_scale if model.acc_scale else 0.0)
+
+
+# Philox4x32 (triton/language/random.py, philox_impl): every element's four 32-bit counter words c0..c3 are
+# updated together in each of the ten unrolled rounds, so while `tl.rand` is generated a thread holds four
+# words per element (the seed's key pair is a shared scalar). Measured (Triton 3.9, sm_90, a kernel that only
+# stores tl.rand(seed, offsets), 1 warp): 1/2/4/8/32 elements per thread -> 14/20/30/48/145 registers.
+PHILOX_STATE_WORDS = 4
+
+
+def _philox_state(value: Value, env: Mapping[str, Any], threads: int) -> float:
+    size = numel(value, env)
+    return PHILOX_STATE_WORDS * max(1, math.ceil(size / threads)) if size is not None else 0.0
 
 
 def _staged_async_operands(live: Liveness, dots: list[DotPlacement]) -> set[int]:
