@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.register_access import element_wise_load_costs
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.tl_dispatch import PHILOX_RESULTS
-from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
-from kernlint.ir.symbolic import as_int
+from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
+from kernlint.ir.symbolic import Unknown, as_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     costs: dict[int, float] = {}
     data: set[int] = set()
     loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
-    streamed = _streamed_values(live, loaded)
+    streamed = _streamed_values(live, loaded, env)
     accumulators = _accumulators(live, dots)
     acc: set[int] = set()
     complete = True
@@ -155,6 +156,9 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
+    for vid, cost in element_wise_load_costs(live, env, threads).items():
+        if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
+            costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env).items():
@@ -270,7 +274,7 @@ def _accumulators(live: Liveness, dots: list[DotPlacement]) -> set[int]:
 _STREAMING_USERS = ("elementwise", "cast", "store", "reduce", "view")
 
 
-def _streamed_values(live: Liveness, loaded: set[int]) -> set[int]:
+def _streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) -> set[int]:
     """Computed tiles that never exist whole: Triton emits element-wise chains per element, so a
     single-use intermediate feeding another element-wise op, a store or a reduction lives in the
     registers of the operands it replaces (measured: swiglu BLOCK 16384 w4 needs 116 registers, about
@@ -283,14 +287,33 @@ def _streamed_values(live: Liveness, loaded: set[int]) -> set[int]:
             uses.setdefault(v.id, {})[step.op.id] = step.op.kind
         for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
             uses.setdefault(c.yielded.id, {})[-step.op.id] = "yield"
+        for merge in step.op.attrs.get("merges", ()) if step.op.kind == "if" else ():
+            for v in merge[1:]:  # an if-branch value renamed to the merged result: a view of it
+                if isinstance(v, Value):
+                    uses.setdefault(v.id, {})[-step.op.id] = "view"
     out: set[int] = set()
+    held = _held_across_iterations(live)
     for vid, value in live.values.items():
-        if not value.shape or vid in loaded or is_pointer(value.dtype):
+        if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held:
             continue
         kinds = list(uses.get(vid, {}).values())
         if len(kinds) == 1 and kinds[0] in _STREAMING_USERS:
             out.add(vid)
-        elif kinds and all(k in _ELEMENTWISE_USERS for k in kinds) and _elementwise_span(live, vid):
+        elif kinds and all(k in _ELEMENTWISE_USERS for k in kinds) and _elementwise_span(live, vid, env):
+            out.add(vid)
+    return out
+
+
+def _held_across_iterations(live: Liveness) -> set[int]:
+    """Values no element-wise chain can stream: a loop-carried block argument holds the previous
+    iteration's tile, and a tile defined before a loop and read inside it (the weight row of a row loop)
+    is read again by every iteration, so both exist whole in registers for the loop's duration. Measured
+    (Triton 3.9, rmsnorm_bwd: W_row loaded before the row loop, dW_row carried, bf16, 32 fp32 elements per
+    thread): 162-208 registers, not the 95 of the two per-row tiles alone."""
+    out = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
+    for vid, (start, end) in live.intervals.items():
+        inner = live.steps[end].loops if end < len(live.steps) else ()
+        if any(loop not in live.steps[start].loops for loop in inner):
             out.add(vid)
     return out
 
@@ -301,14 +324,22 @@ _ELEMENTWISE_USERS = ("elementwise", "cast", "store", "view")
 _TILE_BARRIERS = ("reduce", "scan", "dot", "for", "while", "if", "load", "atomic", "trans", "reshape")
 
 
-def _elementwise_span(live: Liveness, vid: int) -> bool:
+def _elementwise_span(live: Liveness, vid: int, env: Mapping[str, Any]) -> bool:
     """A computed tile read only by element-wise ops (e.g. `x` in `x * sigmoid(x)`) with no whole-tile op
     between its definition and its last use: Triton lowers the chain element by element, and ptxas
     keeps one element of it at a time, not the tile. Measured (Triton 3.9, swiglu_fwd: silu(a) · b,
     bf16, 16 elements per thread): 32 registers — the two loaded tiles, the packed output and
     addressing — not the 16 extra words of the fp32 `a` that silu reads twice."""
     start, end = live.intervals[vid]
-    return all(live.steps[i].op.kind not in _TILE_BARRIERS for i in range(start + 1, end))
+    return all(live.steps[i].op.kind not in _TILE_BARRIERS or _resolved_if(live.steps[i].op, env)
+               for i in range(start + 1, end))
+
+
+def _resolved_if(op: Op, env: Mapping[str, Any]) -> bool:
+    """An `if` on a constexpr is resolved by Triton's code generator: only the taken branch is emitted, inline,
+    so it splits no element-wise chain (cross_entropy_bwd's `if HAS_SMOOTHING` between exp and where)."""
+    cond = op.attrs.get("cond") if op.kind == "if" else None
+    return cond is not None and not op.operands and not isinstance(cond.evaluate(env), Unknown)
 
 
 def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], num_stages: int,
