@@ -15,7 +15,6 @@ rounds to cancel clock drift (heavy kernels lower the clocks: issue 4).
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -366,45 +365,6 @@ def _write(outdir: str, results: list[dict[str, Any]]) -> None:
     (Path(outdir) / "gpu_configs_results.json").write_text(json.dumps(dict(info=info, rows=results), indent=1))
 
 
-# ------------------------------------------------------------------ report (here) --------------------------
-
-def report(path: str) -> None:
-    data = json.loads(Path(path).read_text())
-    rows = data["rows"]
-    lines = [f"# Config quality on {data['info']['gpu']} (Triton {data['info']['triton']}, torch {data['info']['torch']})",
-             "", "Speed relative to the best timed config (best time / config time: 1.000 = as fast as the best, "
-             "higher is better). Produced by `benchmarks/gpu_configs.py`; recommendations from `plan.json`.", "",
-             "| kernel | shape | best µs | best config | kernlint rec | rec/best | author/best | seeded: configs to ≤5% |",
-             "|---|---|---:|---|---|---:|---:|---:|"]
-    rr, ar, seeds = [], [], []
-
-    def lab(c: dict[str, Any] | None) -> str:
-        if not c:
-            return "—"
-        kw = "".join(f"{k.replace('BLOCK_', '').replace('SIZE', 'B')}{v}·" for k, v in c[0] if k != "GROUP_M")
-        return f"{kw}w{c[1]}s{c[2]}"
-    for r in rows:
-        rec = r["best_us"] / r["rec_us"] if r["rec_us"] else None
-        au = r["best_us"] / r["author_us"] if r["author_us"] else None
-        if rec:
-            rr.append(rec)
-        if au:
-            ar.append(au)
-        seeds.append(r["seeded_within_5pct"] or 99)
-        shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
-        lines.append(f"| {r['kernel']} | {shape} | {r['best_us']:.1f} | {lab(r['best'])} | {lab(r['rec'])} | "
-                     f"{rec:.3f} | {au:.3f} | {r['seeded_within_5pct'] or '>5'} |" if rec and au else
-                     f"| {r['kernel']} | {shape} | {r['best_us']:.1f} | {lab(r['best'])} | {r.get('rec_error')} | — | — | — |")
-    g = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-    seeds.sort()
-    lines += ["", f"Geomean rec/best **{g(rr):.3f}** (worst {min(rr):.3f}); author/best **{g(ar):.3f}** "
-              f"(worst {min(ar):.3f}); rec vs author **{g(rr) / g(ar):.3f}×**; seeded search: median "
-              f"{seeds[len(seeds) // 2]} config(s) to get within 5% of the best ({len(rows)} kernel×shape pairs)."]
-    out = ROOT / "benchmarks" / "gpu" / "h200_configs.md"
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "plan"
     if cmd == "plan":
@@ -412,4 +372,5 @@ if __name__ == "__main__":
     elif cmd == "run":
         run(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OUT", "."))
     elif cmd == "report":
+        from gpu_report import report  # benchmarks/gpu_report.py
         report(sys.argv[2])
