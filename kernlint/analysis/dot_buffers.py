@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness
-from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.analysis.axis_info import Contiguity
+from kernlint.analysis.placement import DotPlacement, _producer_map, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -66,10 +67,6 @@ def multi_dot_loops(dots: list[DotPlacement]) -> set[int]:
         if d.in_loop is not None:
             count[d.in_loop] = count.get(d.in_loop, 0) + 1
     return {loop for loop, n in count.items() if n >= 2}
-
-
-def _producers(live: Liveness) -> dict[int, Op]:
-    return {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
 
 
 def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | None, bool]:
@@ -120,34 +117,15 @@ def _upstream(value: Value, producers: Mapping[int, Op], in_loop: set[int]) -> l
 
 def _unit_stride_axis(load: Op, producers: Mapping[int, Op], carried_init: Mapping[int, Value],
                       env: Mapping[str, Any]) -> int | None:
-    """Axis along which a 2-D pointer tile advances by one element: the index term not scaled by a runtime
-    stride (`offs_d[:, None] * stride_d` with stride_d = 1, or a bare `offs[:, None]`)."""
+    """Axis along which a 2-D pointer tile advances by one element (axis_info's contiguity), else None."""
     if not load.operands:
         return None
     ptr = load.operands[0]
-    ptr = carried_init.get(ptr.id, ptr)
-    axes: set[int] = set()
-    stack = [ptr]
-    seen: set[int] = set()
-    while stack and len(seen) < 64:
-        v = stack.pop()
-        if v.id in seen or not v.shape:
-            continue
-        seen.add(v.id)
-        op = producers.get(v.id)
-        if op is None:
-            continue
-        if op.kind in ("elementwise", "broadcast") and op.attrs.get("fn") in ("+", None):
-            stack.extend(op.operands)
-            continue
-        term_axis = [i for i, d in enumerate(v.shape) if as_int(d.evaluate(env)) not in (1, None)]
-        if len(term_axis) != 1:
-            continue
-        scaled = op.kind == "elementwise" and op.attrs.get("fn") == "*" and any(
-            not o.shape for o in op.operands)
-        if op.kind in ("view", "arange") or (op.kind == "elementwise" and op.attrs.get("fn") == "*" and not scaled):
-            axes.add(term_axis[0])
-    return axes.pop() if len(axes) == 1 else None
+    info = Contiguity(producers, env).info(carried_init.get(ptr.id, ptr))
+    if info is None:
+        return None
+    axes = [i for i, c in enumerate(info[0]) if c > 1]
+    return axes[0] if len(axes) == 1 else None
 
 
 def _register_resident(tile: _Tile, producers: Mapping[int, Op], carried_init: Mapping[int, Value],
@@ -211,7 +189,7 @@ def _chained_a_staging(loop_dots: list[DotPlacement], producers: Mapping[int, Op
 def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env: Mapping[str, Any],
                      spec: GpuSpec, num_warps: int, stages: int) -> list[tuple[str, int, str, int]]:
     """(label, bytes, detail, line) of the shared buffers one multi-dot loop keeps alive."""
-    producers = _producers(live)
+    producers = _producer_map(live)
     in_loop = {s.op.id for s in live.steps if not s.is_end and loop_id in s.loops}
     carried_init = {c.arg.id: c.init for s in live.steps if s.op.kind == "for" and not s.is_end
                     for c in s.op.attrs.get("carried", ())}

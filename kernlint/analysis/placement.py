@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernlint.analysis.axis_info import load_vector_bytes
 from kernlint.analysis.liveness import Liveness
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -139,7 +140,6 @@ def _scalar_loaded(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]
     copy (triton AssignLatencies.cpp, isSmallLoad), so the pipeliner keeps it a register load and the MMA
     reads it from one shared buffer. Measured (Triton 3.9, examples/persistent_matmul.py, whose B offsets are
     clamped): 64×64×64 s3 → A 2 × 8,192 + B 8,192 on sm_80, A 3 × 8,192 + B 8,192 on sm_90."""
-    from kernlint.analysis.axis_info import load_vector_bytes
     width = load_vector_bytes(load, producers, env)
     return width is not None and width < 4
 

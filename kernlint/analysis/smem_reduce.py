@@ -36,9 +36,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernlint.analysis.axis_info import tile_shape
 from kernlint.analysis.liveness import Liveness
 from kernlint.ir.nodes import Op, Value, element_bytes, pointee
-from kernlint.ir.symbolic import as_int
 
 LANES = 32
 
@@ -175,8 +175,8 @@ def scan_scratch_bytes(shape: list[int], layout: Layout, axis: int, operand_byte
 
 # -- layouts of the kernel's tiles ----------------------------------------------------------------------
 def _dims(value: Value, env: Mapping[str, Any]) -> list[int] | None:
-    dims = [as_int(d.evaluate(env)) for d in value.shape]
-    return None if any(d is None or d < 1 for d in dims) else [int(d) for d in dims]  # type: ignore[arg-type]
+    dims = tile_shape(value, env)
+    return list(dims) if dims is not None else None
 
 
 def _memory_shapes(live: Liveness, env: Mapping[str, Any]) -> list[tuple[list[int], int, bool]]:
