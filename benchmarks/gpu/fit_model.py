@@ -48,42 +48,31 @@ class Timed:
 
 def load(paths: list[str]) -> list[Timed]:
     import replay  # type: ignore[import-not-found]
-    from gpu_configs import KERNELS, next_pow2, split_of  # type: ignore[import-not-found]
+    from gpu_configs import split_of  # type: ignore[import-not-found]
 
     from kernlint.analysis.configs import ConfigPoint
     from kernlint.analysis.estimate import estimate
     from kernlint.hardware.specs import SPECS
     from kernlint.recommend import core
     from kernlint.recommend.model import kernel_work
-    from kernlint.recommend.source import evaluate_grid, read_kernel_source
+    from kernlint.recommend.source import evaluate_grid
     spec = SPECS["h200"]
-    by = replay._kernels()
     out: list[Timed] = []
     group = 0
-    for path in paths:
-        for r in json.loads(Path(path).read_text())["rows"]:
-            name = r["kernel"]
-            if name not in KERNELS or r["shape"] not in KERNELS[name][2]:
+    for _, name, idx, r, k, src, env0, space in replay.saved_rows(paths):
+        if idx < 0:
+            continue
+        group += 1
+        for key, us in r["all_us"].items():
+            kw, w, s = json.loads(key)
+            values = {**space.fixed, **dict(kw)}
+            est = estimate(k.ir, ConfigPoint(values, w, s, "cli", k.jit.line), spec)
+            if core.infeasible_reason(est):
                 continue
-            idx = KERNELS[name][2].index(r["shape"])
-            k = by[KERNELS[name][1]]
-            src = read_kernel_source(k.jit.path, k.jit.name)
-            bucket = dict(r["shape"])
-            if name == "softmax":
-                bucket["BLOCK_SIZE"] = next_pow2(r["shape"]["n_cols"])
-            env0 = core.bucket_env(k, src, bucket)
-            space = core.learn_space(k, src, bucket)
-            group += 1
-            for key, us in r["all_us"].items():
-                kw, w, s = json.loads(key)
-                values = {**space.fixed, **dict(kw)}
-                est = estimate(k.ir, ConfigPoint(values, w, s, "cli", k.jit.line), spec)
-                if core.infeasible_reason(est):
-                    continue
-                env = {**env0, **values}
-                out.append(Timed(group, split_of(idx), us, est, kernel_work(k.ir, src, env, s, w),
-                                 evaluate_grid(src, env), est.registers.spill_bytes if est.registers else 0, s, w,
-                                 f"{name} {','.join(f'{a}={b}' for a, b in r['shape'].items())}"))
+            env = {**env0, **values}
+            out.append(Timed(group, split_of(idx), us, est, kernel_work(k.ir, src, env, s, w),
+                             evaluate_grid(src, env), est.registers.spill_bytes if est.registers else 0, s, w,
+                             f"{name} {','.join(f'{a}={b}' for a, b in r['shape'].items())}"))
     return out
 
 

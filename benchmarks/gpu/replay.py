@@ -16,6 +16,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,44 +32,54 @@ def _kernels() -> dict[str, Any]:
     return {k.jit.name: k for f in res.files for k in f.kernels}
 
 
-def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all") -> list[dict[str, Any]]:
-    from gpu_configs import KERNELS, next_pow2, split_of  # type: ignore[import-not-found]
+def saved_rows(paths: list[str], kernels: set[str] | None = None) -> Iterator[tuple[str, str, int, dict[str, Any],
+                                                                             Any, Any, dict[str, Any], Any]]:
+    """Every saved kernel × shape row: (file, kernel name, shape index or -1, row, analysed kernel, its
+    source facts, bucket env, learnt space) — shared by replay() and fit_model.load()."""
+    from gpu_configs import KERNELS, next_pow2  # type: ignore[import-not-found]
 
-    from kernlint.hardware.specs import SPECS
     from kernlint.recommend import core
     from kernlint.recommend.source import read_kernel_source
-    spec = SPECS["h200"]
     by = _kernels()
-    out = []
     for path in paths:
-        rows = json.loads(Path(path).read_text())["rows"]
-        for r in rows:
+        for r in json.loads(Path(path).read_text())["rows"]:
             name = r["kernel"]
             if name not in KERNELS or (kernels and name not in kernels):
                 continue
-            idx = next(i for i, s in enumerate(KERNELS[name][2]) if s == r["shape"]) if r["shape"] in KERNELS[name][2] else -1
-            if split != "all" and split_of(idx) != split:
-                continue
+            shapes = KERNELS[name][2]
+            idx = shapes.index(r["shape"]) if r["shape"] in shapes else -1
             k = by[KERNELS[name][1]]
             src = read_kernel_source(k.jit.path, k.jit.name)
             bucket = dict(r["shape"])
             if name == "softmax":
                 bucket["BLOCK_SIZE"] = next_pow2(r["shape"]["n_cols"])
-            env = core.bucket_env(k, src, bucket)
-            space = core.learn_space(k, src, bucket)
-            scored = []
-            for key, us in r["all_us"].items():
-                kw, w, s = json.loads(key)
-                c = core._evaluate(k, src, spec, {**space.fixed, **dict(kw)}, w, s, env)
-                if c is not None:
-                    scored.append((core._rank_key(c), us, key))
-            if not scored:
-                continue
-            scored.sort()
-            best = min(us for _, us, _ in scored)
-            out.append(dict(file=Path(path).name, kernel=name, shape=r["shape"], split=split_of(idx),
-                            pick=scored[0][2], pick_us=scored[0][1], best_us=best, ratio=best / scored[0][1],
-                            top3=min(us for _, us, _ in scored[:3]) and best / min(us for _, us, _ in scored[:3])))
+            yield (Path(path).name, name, idx, r, k, src, core.bucket_env(k, src, bucket),
+                   core.learn_space(k, src, bucket))
+
+
+def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all") -> list[dict[str, Any]]:
+    from gpu_configs import split_of  # type: ignore[import-not-found]
+
+    from kernlint.hardware.specs import SPECS
+    from kernlint.recommend import core
+    spec = SPECS["h200"]
+    out = []
+    for file, name, idx, r, k, src, env, space in saved_rows(paths, kernels):
+        if split != "all" and split_of(idx) != split:
+            continue
+        scored = []
+        for key, us in r["all_us"].items():
+            kw, w, s = json.loads(key)
+            c = core._evaluate(k, src, spec, {**space.fixed, **dict(kw)}, w, s, env)
+            if c is not None:
+                scored.append((core._rank_key(c), us, key))
+        if not scored:
+            continue
+        scored.sort()
+        best = min(us for _, us, _ in scored)
+        out.append(dict(file=file, kernel=name, shape=r["shape"], split=split_of(idx),
+                        pick=scored[0][2], pick_us=scored[0][1], best_us=best, ratio=best / scored[0][1],
+                        top3=min(us for _, us, _ in scored[:3]) and best / min(us for _, us, _ in scored[:3])))
     return out
 
 
