@@ -19,7 +19,7 @@ support). Measured on Triton 3.9 (sm_80/90/100 TTGIR with allocation.size):
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,6 +103,24 @@ def _merge_sources(live: Liveness) -> dict[int, tuple[Value, Value]]:
     return carried
 
 
+def _walk_back(start: Value, carried: Mapping[int, tuple[Value, Value]], producers: Mapping[int, Op], limit: int,
+               visit: Callable[[Op], Iterable[Value]]) -> None:
+    """Walk a value's producers backwards (through loop-carried merges), at most `limit` values; `visit`
+    sees each producing op once and returns the operands to follow."""
+    stack, seen = [start], set()
+    while stack and len(seen) < limit:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        if v.id in carried:
+            stack.extend(carried[v.id])
+            continue
+        op = producers.get(v.id)
+        if op is not None:
+            stack.extend(visit(op))
+
+
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
                        num_warps: int, capability: int) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
@@ -119,31 +137,26 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
         """The load (or reduction) whose layout a same-shape value inherits, and the smallest load size on
         the way (when every load is cheap it is recomputed in the consumer's layout instead)."""
         shape = tile_shape(value, env)
-        stack, seen, found = [value], set(), None
-        biggest_load = None
-        while stack and len(seen) < 256:
-            v = stack.pop()
-            if v.id in seen:
-                continue
-            seen.add(v.id)
-            if v.id in carried:
-                stack.extend(carried[v.id])
-                continue
-            op = producers.get(v.id)
-            if op is None:
-                continue
+        found: tuple[str, Op, int] | None = None
+        biggest_load: int | None = None
+
+        def visit(op: Op) -> Iterable[Value]:
+            nonlocal found, biggest_load
             if op.kind == "load" and op.id in accesses and accesses[op.id].shape == shape:
                 n = 1
                 for d in accesses[op.id].shape:
                     n *= d
                 biggest_load = n if biggest_load is None else max(biggest_load, n)
                 found = found or ("load", op, 0)
-                continue
+                return ()
             if op.kind in ("reduce", "dot") and found is None:
                 found = (op.kind, op, 0)  # a reduction's slice layout, a dot's MMA layout
-                continue
+                return ()
             if op.kind in _PASS_THROUGH:
-                stack.extend(x for x in op.operands if x.shape and tile_shape(x, env) == shape)
+                return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
+            return ()
+
+        _walk_back(value, carried, producers, 256, visit)
         if found is None:
             return None
         return found[0], found[1], biggest_load or 0
@@ -249,26 +262,17 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
     # what is written is the pointer's element type (Triton casts the value at the store)
     if value is None or len(value.shape) != 1 or element_bytes(pointee(pointer.dtype)) != 4:
         return 0
-    carried = _merge_sources(live)
     narrow = 0
-    stack, seen = [value], set()
-    while stack and len(seen) < 64:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if v.id in carried:
-            stack.extend(carried[v.id])
-            continue
-        op = producers.get(v.id)
-        if op is None:
-            continue
+
+    def visit(op: Op) -> Iterable[Value]:
+        nonlocal narrow
         if op.kind == "load":
             if op.result is not None and op.result.shape and element_bytes(op.result.dtype) < 4:
                 narrow = max(narrow, int(16 // element_bytes(op.result.dtype)))
-            continue
-        if op.kind in ("elementwise", "cast", "view"):
-            stack.extend(x for x in op.operands if x.shape)
+            return ()
+        return [x for x in op.operands if x.shape] if op.kind in ("elementwise", "cast", "view") else ()
+
+    _walk_back(value, _merge_sources(live), producers, 64, visit)
     if not narrow:
         return 0
     size = numel(value, env)
