@@ -106,6 +106,65 @@ def slice_of(parent_shape: tuple[int, ...], size_per_thread: tuple[int, ...], or
     return Layout(shape, reg, tuple(drop(b) for b in full.lane), tuple(drop(b) for b in full.warp))
 
 
+def mma_warps(shape: tuple[int, int], num_warps: int, wgmma: bool) -> tuple[int, int]:
+    """warpsPerCTA of a dot's accumulator (triton AccelerateMatmul.cpp, warpsPerTileV2 / warpsPerTileV3):
+    wgmma starts from a warp group along M (4, 1) and doubles M while the tile has 16-row slabs left, else
+    N; mma.sync doubles M while a warp has at least as many 16-row slabs as 8-column ones, else N.
+    Checked against Triton 3.9 TTGIR on sm_80 (#mma warpsPerCTA): 128×64 w4 [2, 2], w8 [4, 2];
+    128×128 w4 [2, 2], w8 [2, 4]; 64×128 w4 [1, 4]; 64×64 w4 [2, 2]."""
+    m, n = shape
+    if wgmma:
+        wm, wn = 4, 1
+        while wm * wn < num_warps:
+            if m > 16 * wm:
+                wm *= 2
+            else:
+                wn *= 2
+        return wm, wn
+    wm, wn = 1, 1
+    while wm * wn < num_warps:
+        if m // 16 // wm >= n // 8 // wn:
+            if wm < m // 16:
+                wm *= 2
+            else:
+                wn *= 2
+        else:
+            wn *= 2
+    return wm, wn
+
+
+def mma_accumulator(shape: tuple[int, int], num_warps: int, wgmma: bool) -> Layout:
+    """Linear layout of a dot's accumulator (#mma v2 on mma.sync, v3 on wgmma; triton
+    LinearLayoutConversions.cpp, nvidiaMmaTile). One warp holds a 16 × 8 tile per instruction: two adjacent
+    columns per thread, lanes 0-3 step columns by 2, lanes 4-31 step rows, a second register row 8 below;
+    wgmma widens the instruction to 16 × instrN (N ≤ 256 and dividing the warp's share of the tile). Warps
+    go along M first; what the warps do not cover repeats in registers, N before M."""
+    m, n = shape
+    wm, wn = mma_warps(shape, num_warps, wgmma)
+    instr_n = 8
+    if wgmma:
+        share = max(8, n // wn)
+        instr_n = next((c for c in range(min(256, share), 7, -8) if share % c == 0), 8)
+
+    def unit(dim: int, value: int) -> Basis:
+        full = (m, n)[dim]
+        return tuple(value if d == dim and value < full else 0 for d in range(2))
+
+    reg: list[Basis] = [unit(1, 1), unit(0, 8)]
+    reg += [unit(1, c) for c in (8 << b for b in range(_log2(instr_n // 8)))]
+    lane = [unit(1, 2), unit(1, 4), unit(0, 1), unit(0, 2), unit(0, 4)]
+    warp = [unit(0, 16 << b) for b in range(_log2(wm))] + [unit(1, instr_n << b) for b in range(_log2(wn))]
+    col = instr_n * wn
+    while col < n:
+        reg.append(unit(1, col))
+        col *= 2
+    row = 16 * wm
+    while row < m:
+        reg.append(unit(0, row))
+        row *= 2
+    return Layout((m, n), tuple(reg), tuple(lane), tuple(warp))
+
+
 def _bases(layout: Layout, kind: str) -> list[int]:
     return layout.flat_bases(kind)
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
-from kernlint.analysis.linear_layout import Layout, blocked, needs_shared_memory, scratch_elements, slice_of
+from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, needs_shared_memory, scratch_elements,
+                                             slice_of)
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op, Value, element_bytes, pointee
@@ -165,6 +166,13 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
         if kind == "load":
             spt, order = layouts[op.id]
             return blocked(accesses[op.id].shape, spt, order, num_warps)
+        if kind == "dot":
+            # sm_100 accumulators live in tensor memory (read back in their own layout): not modelled
+            shape = tile_shape(op.result, env) if op.result is not None else None
+            if capability >= 100 or shape is None or len(shape) != 2:
+                return None
+            wgmma = capability == 90 and num_warps >= 4 and shape[0] >= 64
+            return mma_accumulator((shape[0], shape[1]), num_warps, wgmma)
         in_shape = tuple(as_int(d.evaluate(env)) for d in op.attrs.get("in_shape", ()))
         axis = op.attrs.get("axis")
         if axis is None or any(d is None for d in in_shape) or in_shape not in load_layout:  # type: ignore[comparison-overlap]
@@ -201,7 +209,8 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 continue
             spt, order = layouts[op.id]
             dst = blocked(accesses[op.id].shape, spt, order, num_warps)
-            add(src, dst, max(8, accesses[op.id].bits), op.line, loop, "store in a narrower layout")
+            add(src, dst, max(8, accesses[op.id].bits), op.line, loop,
+                "dot result to the store's layout" if kind == "dot" else "store in a narrower layout")
         elif op.kind == "elementwise" and op.result is not None and len(op.result.shape) >= 2:
             out_shape = tile_shape(op.result, env)
             if out_shape is None or out_shape not in load_layout:

@@ -73,7 +73,7 @@ class ControlFlowLowering(_Base):
 
     def for_statement(self, stmt: cst.For, env: dict[str, Any]) -> None:
         it = stmt.iter
-        kind, num_stages = "range", None
+        kind, num_stages, flatten = "range", None, False
         bounds: list[Any] = []
         if isinstance(it, cst.Call):
             names = self.module.names.qualnames(it.func)
@@ -85,14 +85,19 @@ class ControlFlowLowering(_Base):
                     if a.keyword is not None and a.keyword.value == "num_stages":
                         stages = self.expr(a.value, env)
                         num_stages = stages.expr if isinstance(stages, CV) else None
+                    if a.keyword is not None and a.keyword.value == "flatten":
+                        # tl.range(..., flatten=True): Triton fuses the nest into one pipelined loop
+                        flatten = isinstance(a.value, cst.Name) and a.value.value == "True"
             else:
                 self.note(self.line(stmt), "loop over something other than range/tl.range/tl.static_range")
         else:
             self.note(self.line(stmt), "loop over something other than range/tl.range/tl.static_range")
-        self.loop(stmt, env, stmt.target, stmt.body, kind=kind, num_stages=num_stages, bounds=bounds)
+        self.loop(stmt, env, stmt.target, stmt.body, kind=kind, num_stages=num_stages, bounds=bounds,
+                  flatten=flatten)
 
     def loop(self, stmt: cst.For | cst.While, env: dict[str, Any], target: cst.BaseExpression | None,
-             body: cst.BaseSuite, *, kind: str, num_stages: Expr | None, bounds: list[Any] | None = None) -> None:
+             body: cst.BaseSuite, *, kind: str, num_stages: Expr | None, bounds: list[Any] | None = None,
+             flatten: bool = False) -> None:
         line = self.line(stmt)
         assigned = _assigned_names(body)
         carried_names = [n for n in sorted(assigned) if isinstance(env.get(n), Value)]
@@ -128,7 +133,8 @@ class ControlFlowLowering(_Base):
         self.next_id += 1
         self.blocks[-1].append(Op(
             self.next_id, "for", None, tuple(c.init for c in carried), line,
-            {"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs},
+            {"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs,
+             "flatten": flatten},
             (Region(tuple(ops)),), tuple(c.yielded for c in carried)))
 
 
