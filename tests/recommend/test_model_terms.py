@@ -46,3 +46,16 @@ def test_multi_pass_rows_count_re_reads() -> None:
     _, ce = _work("examples/cross_entropy.py", "cross_entropy_fwd_kernel", {"n_rows": 1024, "n_cols": 32000},
                   4096, 4)
     assert ce.reread_bytes == 0                          # one pass (online logsumexp)
+
+
+def test_loop_bound_locals_resolve_through_their_definitions_not_a_default_shape() -> None:
+    # attention's inner loop runs `range(0, hi, BLOCK_N)` with `hi = N_CTX` (non-causal) in a jit helper:
+    # N_CTX = 2048 and BLOCK_N = 64 give 2048 / 64 = 32 trips, not the default shape's 4096 / 64
+    from kernlint.recommend.source import trip_count
+    res = lint_paths([str(ROOT / "examples/attention_fwd.py")], Settings(targets=("h200",)))
+    k = next(k for f in res.files for k in f.kernels if k.jit.name == "attn_fwd_kernel")
+    src = read_kernel_source(k.jit.path, k.jit.name)
+    env = {**bucket_env(k, src, dict(Z=1, H=32, N_CTX=2048, HEAD_DIM=128, CAUSAL=False)), "BLOCK_M": 128, "BLOCK_N": 64}
+    assert "hi" not in env
+    trips = {line: trip_count(src, line, env) for line in src.loops}
+    assert 32 in trips.values()
