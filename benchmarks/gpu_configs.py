@@ -62,6 +62,31 @@ KERNELS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {
 }
 
 
+# What the launch code below passes that the source alone cannot say, stated the way a user would with
+# `kernlint recommend --arg` (since run 12): element types and the unit inner strides Triton specialises
+# (a stride of 1 makes the tile contiguous: vector loads, one address register per row, not per element).
+# Pointers not listed are fp16 (kernlint's default).
+LAUNCH_ARGS: dict[str, dict[str, str]] = {
+    "matmul": {"stride_ak": "1", "stride_bn": "1", "stride_cn": "1"},
+    "matmul_bf16": {"*": "*bf16", "stride_ak": "1", "stride_bn": "1", "stride_cn": "1"},
+    "attention": {"M": "*fp32", "sm_scale": "fp32", "stride_qk": "1", "stride_kk": "1", "stride_vk": "1",
+                  "stride_ok": "1"},
+    "layernorm": {"W": "*fp32", "B": "*fp32", "Mean": "*fp32", "Rstd": "*fp32", "eps": "fp32"},
+    "rmsnorm": {"rstd_ptr": "*fp32", "eps": "fp32"},
+    "cross_entropy": {"logits_ptr": "*bf16", "labels_ptr": "*i64", "loss_ptr": "*fp32", "lse_ptr": "*fp32"},
+}
+
+
+def analysed_kernels() -> dict[str, Any]:
+    """Benchmark kernel name → kernlint's analysis of it, linted with that kernel's LAUNCH_ARGS."""
+    from kernlint.api import Settings, lint_paths
+    out: dict[str, Any] = {}
+    for name, (file, kname, _) in KERNELS.items():
+        res = lint_paths([str(ROOT / file)], Settings(targets=("h200",), arg_types=LAUNCH_ARGS.get(name, {})))
+        out[name] = next(k for f in res.files for k in f.kernels if k.jit.name == kname)
+    return out
+
+
 def split_of(index: int) -> str:
     """Which shapes the time model's constants were tuned on: `fit` (index 0 and 2), `held` (index 1, only
     reported by benchmarks/gpu/fit_model.py), `new` (index 3, added in H200 run 6 after the last fit) and
@@ -131,21 +156,18 @@ def grid_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ plan (here, with kernlint) -------------
 
 def plan() -> None:
-    from kernlint.api import Settings, lint_paths
     from kernlint.hardware.specs import SPECS
     from kernlint.recommend.core import recommend
 
     spec = SPECS["h200"]
-    files = sorted({v[0] for v in KERNELS.values()})
-    res = lint_paths([str(ROOT / f) for f in files], Settings(targets=("h200",)))
-    by_name = {k.jit.name: k for f in res.files for k in f.kernels}
+    by_name = analysed_kernels()
     out: dict[str, Any] = {"target": "h200", "pairs": []}
     for name, (_, kname, shapes) in KERNELS.items():
         for shape in shapes:
             bucket = dict(shape)
             if name == "softmax":   # the whole row in one block: the launch code's value, not searchable
                 bucket["BLOCK_SIZE"] = next_pow2(shape["n_cols"])
-            rec = recommend(by_name[kname], spec, bucket, top_k=5)
+            rec = recommend(by_name[name], spec, bucket, top_k=5)
             top = [dict(c.config(), model_us=round(c.score.time_us, 2), why=c.score.rationale()) for c in rec.ranked]
             for t in top:   # only the constexprs the launch passes (HEAD_DIM/CAUSAL come from the shape)
                 t["kwargs"] = {k: v for k, v in t["kwargs"].items() if k not in shape}

@@ -24,12 +24,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _kernels() -> dict[str, Any]:
-    from gpu_configs import KERNELS  # type: ignore[import-not-found]
-
-    from kernlint.api import Settings, lint_paths
-    files = sorted({str(ROOT / v[0]) for v in KERNELS.values()})
-    res = lint_paths(files, Settings(targets=("h200",)))
-    return {k.jit.name: k for f in res.files for k in f.kernels}
+    from gpu_configs import analysed_kernels  # type: ignore[import-not-found]
+    return analysed_kernels()
 
 
 def saved_rows(paths: list[str], kernels: set[str] | None = None) -> Iterator[tuple[str, str, int, dict[str, Any],
@@ -48,7 +44,7 @@ def saved_rows(paths: list[str], kernels: set[str] | None = None) -> Iterator[tu
                 continue
             shapes = KERNELS[name][2]
             idx = shapes.index(r["shape"]) if r["shape"] in shapes else -1
-            k = by[KERNELS[name][1]]
+            k = by[name]
             src = read_kernel_source(k.jit.path, k.jit.name)
             bucket = dict(r["shape"])
             if name == "softmax":

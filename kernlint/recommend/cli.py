@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import ast
 import textwrap
 from typing import Any, TextIO
@@ -24,7 +25,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--verify-python", metavar="PATH",
                    help="interpreter with triton and torch that runs --verify (default: this one)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
-                   help="--verify argument spec, as for calibrate: x_ptr=*bf16, eps=1e-5, stride_xk=1")
+                   help="argument spec, as for calibrate: x_ptr=*bf16, stride_xk=1 (types and unit strides also "
+                        "refine the estimates), eps=1e-5 (values: --verify inputs)")
 
 
 def kernel_source(path: str, line: int) -> str:
@@ -61,7 +63,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             sys.stderr.write(f"kernlint: error: {exc}\n")
             return 2
     extra = 20 if verifier else 0       # spares that replace candidates --verify drops
-    result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets)))
+    # argument facts the launch gives (dtypes, a unit stride Triton specialises) change the estimates too;
+    # values only --verify can use (eps=1e-5) are not types and stay out of the analysis
+    arg_types = {n: v for n, v in (a.split("=", 1) for a in args.arg if "=" in a)
+                 if re.fullmatch(r"\*?[A-Za-z]\w*|\d+", v)}
+    result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets), arg_types=arg_types))
     entries: list[Entry] = []
     for f in result.files:
         for k in f.kernels:

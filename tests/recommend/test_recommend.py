@@ -59,3 +59,21 @@ def test_cli_writes_store_and_detects_stale(tmp_path: Path) -> None:
     module, qualname, digest = split_id(entries[0].kernel)
     assert stale_entries(entries, {(module, qualname): digest}) == []
     assert stale_entries(entries, {(module, qualname): "sha256:other"})[0][1].startswith("kernel source changed")
+
+
+def test_cli_arg_types_refine_the_estimates_and_values_are_left_to_verify(tmp_path: Path) -> None:
+    # fp32 operands instead of the default fp16: every pipelined operand buffer doubles, so the store's
+    # shared-memory estimate for the same config cannot stay the same; eps=1e-5 is a value, not a type
+    import io
+
+    from kernlint.cli import main
+
+    def first_entry(*extra: str) -> dict:  # type: ignore[type-arg]
+        out = tmp_path / f"lock{len(extra)}.json"
+        assert main(["recommend", str(ROOT / "examples/matmul.py"), "--target", "h100", "--shape",
+                     "M=4096,N=4096,K=4096", "-o", str(out), *extra], io.StringIO()) == 0
+        return json.loads(out.read_text())["entries"][0]
+
+    fp16 = first_entry()
+    fp32 = first_entry("--arg", "*=*fp32", "--arg", "eps=1e-5")
+    assert fp16["estimate"] != fp32["estimate"]
