@@ -118,6 +118,11 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
                 for v in op.operands:
                     use(v, i, step.loops)
             else:
+                # a branch's value flows into the merged result at the join (scf.yield of the taken branch)
+                for _, then_value, else_value in op.attrs.get("merges", ()):
+                    for v in (then_value, else_value):
+                        if isinstance(v, Value):
+                            use(v, i, step.loops)
                 for v in op.results:
                     define(v, i, step.loops)
             continue

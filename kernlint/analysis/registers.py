@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
-from kernlint.ir.symbolic import as_int
+from kernlint.ir.tl_dispatch import PHILOX_RESULTS
+from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
+from kernlint.ir.symbolic import Unknown, as_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +38,13 @@ class RegisterModel:
 
 
 # Fitted by benchmarks/fit_registers.py on benchmarks/truth/triton-3.9.json + suite-triton-3.9.json (Triton
-# 3.9.0, ptxas 12.9/13.4, 1,194 records of 39 kernels; re-fitted after the streaming
-# rules for multi-use element-wise tiles); mma_sync = sm_80/89/120, wgmma = sm_90, tcgen05 = sm_100.
+# 3.9.0, ptxas 12.9/13.4, 1,194 records of 39 kernels; re-fitted after the Philox, static_range, loop-carried
+# and element-by-element load rules, then the free-mask rule; wgmma keeps the fit before the mask rule, whose
+# fit (base 8, acc 1.15) lowered the reference sm_90 spill F1 from 0.87 to 0.83); mma_sync = sm_80/89/120, wgmma = sm_90, tcgen05 = sm_100.
 MODELS: dict[str, RegisterModel] = {
-    "mma_sync": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.1, acc_scale=1.35),
-    "wgmma": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.05, acc_scale=1.15),
-    "tcgen05": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=0.75, data_scale=1.1, acc_scale=0.95),
+    "mma_sync": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.1, acc_scale=1.25),
+    "wgmma": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=0.95, acc_scale=1.2),
+    "tcgen05": RegisterModel(base=8.0, index_vector=4, tmem_epilogue=0.75, data_scale=0.95, acc_scale=1.2),
 }
 
 
@@ -95,6 +99,11 @@ def tile_cost(value: Value, env: Mapping[str, Any], threads: int, model: Registe
             return 2.0 * min(per_thread, 4)  # base + offsets, no per-element addresses
         vec = max(1, min(per_thread, int(16 // element_bytes(pointee(value.dtype)))))
         return 2.0 * math.ceil(per_thread / vec)
+    if value.dtype == "i1":
+        # A multi-vector mask holds no general registers: ptxas keeps the row and column predicates and
+        # re-forms each vector's predicate at its access. Measured (Triton 3.9, sm_90, [BM, 128] fp32 copy,
+        # masked `(rows < M) & (cols < N)` vs unmasked, 8/16/32 vectors per thread): 48/96/168 vs 48/94/168.
+        return 0.0
     if value.dtype.startswith(("i", "u")):
         vec = max(1, min(per_thread, model.index_vector))
         return math.ceil(per_thread / vec) * max(1.0, element_bytes(value.dtype) / 4)
@@ -129,7 +138,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     costs: dict[int, float] = {}
     data: set[int] = set()
     loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
-    streamed = _streamed_values(live, loaded)
+    streamed = _streamed_values(live, loaded, env)
     accumulators = _accumulators(live, dots)
     acc: set[int] = set()
     complete = True
@@ -153,8 +162,13 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
+    for vid, cost in element_wise_load_costs(live, env, threads).items():
+        if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
+            costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
+    for vid, copies in unrolled_loads(live, env).items():
+        costs[vid] *= copies
     # Epilogue reads of a TMEM accumulator hold part of it in registers at the reading op.
     transient: dict[int, float] = {}
     for i, step in enumerate(live.steps):
@@ -164,6 +178,9 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             if v.id in in_tmem:
                 full = tile_cost(v, env, threads, model) or 0.0
                 transient[i] = transient.get(i, 0.0) + full * model.tmem_epilogue
+        if step.op.kind == "elementwise" and step.op.attrs.get("fn") in PHILOX_RESULTS and step.op.result is not None:
+            state = _philox_state(step.op.result, env, threads) * model.data_scale
+            transient[i] = transient.get(i, 0.0) + max(0.0, state - costs.get(step.op.result.id, 0.0))
     events: dict[int, float] = {}
     for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
         stop = end if end > start else start + 1
@@ -190,6 +207,18 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete,
                             data_at_peak / model.data_scale if model.data_scale else 0.0,
                             max(0.0, peak - data_at_peak - acc_at_peak), acc_at_peak / model.acc_scale if model.acc_scale else 0.0)
+
+
+# Philox4x32 (triton/language/random.py, philox_impl): every element's four 32-bit counter words c0..c3 are
+# updated together in each of the ten unrolled rounds, so while `tl.rand` is generated a thread holds four
+# words per element (the seed's key pair is a shared scalar). Measured (Triton 3.9, sm_90, a kernel that only
+# stores tl.rand(seed, offsets), 1 warp): 1/2/4/8/32 elements per thread -> 14/20/30/48/145 registers.
+PHILOX_STATE_WORDS = 4
+
+
+def _philox_state(value: Value, env: Mapping[str, Any], threads: int) -> float:
+    size = numel(value, env)
+    return PHILOX_STATE_WORDS * max(1, math.ceil(size / threads)) if size is not None else 0.0
 
 
 def _staged_async_operands(live: Liveness, dots: list[DotPlacement]) -> set[int]:
@@ -248,10 +277,12 @@ def _accumulators(live: Liveness, dots: list[DotPlacement]) -> set[int]:
     return out
 
 
-_STREAMING_USERS = ("elementwise", "cast", "store", "reduce", "view")
+# A reshape whose layouts agree is a renaming of registers (no shared-memory round trip: measured Triton 3.9,
+# examples/quantize_fp8.py reshapes [G·128] <-> [G, 128] with only the reduction's scratch in shared memory).
+_STREAMING_USERS = ("elementwise", "cast", "store", "reduce", "view", "reshape")
 
 
-def _streamed_values(live: Liveness, loaded: set[int]) -> set[int]:
+def _streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) -> set[int]:
     """Computed tiles that never exist whole: Triton emits element-wise chains per element, so a
     single-use intermediate feeding another element-wise op, a store or a reduction lives in the
     registers of the operands it replaces (measured: swiglu BLOCK 16384 w4 needs 116 registers, about
@@ -264,14 +295,33 @@ def _streamed_values(live: Liveness, loaded: set[int]) -> set[int]:
             uses.setdefault(v.id, {})[step.op.id] = step.op.kind
         for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
             uses.setdefault(c.yielded.id, {})[-step.op.id] = "yield"
+        for merge in step.op.attrs.get("merges", ()) if step.op.kind == "if" else ():
+            for v in merge[1:]:  # an if-branch value renamed to the merged result: a view of it
+                if isinstance(v, Value):
+                    uses.setdefault(v.id, {})[-step.op.id] = "view"
     out: set[int] = set()
+    held = _held_across_iterations(live)
     for vid, value in live.values.items():
-        if not value.shape or vid in loaded or is_pointer(value.dtype):
+        if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held:
             continue
         kinds = list(uses.get(vid, {}).values())
         if len(kinds) == 1 and kinds[0] in _STREAMING_USERS:
             out.add(vid)
-        elif kinds and all(k in _ELEMENTWISE_USERS for k in kinds) and _elementwise_span(live, vid):
+        elif kinds and all(k in _ELEMENTWISE_USERS for k in kinds) and _elementwise_span(live, vid, env):
+            out.add(vid)
+    return out
+
+
+def _held_across_iterations(live: Liveness) -> set[int]:
+    """Values no element-wise chain can stream: a loop-carried block argument holds the previous
+    iteration's tile, and a tile defined before a loop and read inside it (the weight row of a row loop)
+    is read again by every iteration, so both exist whole in registers for the loop's duration. Measured
+    (Triton 3.9, rmsnorm_bwd: W_row loaded before the row loop, dW_row carried, bf16, 32 fp32 elements per
+    thread): 162-208 registers, not the 95 of the two per-row tiles alone."""
+    out = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
+    for vid, (start, end) in live.intervals.items():
+        inner = live.steps[end].loops if end < len(live.steps) else ()
+        if any(loop not in live.steps[start].loops for loop in inner):
             out.add(vid)
     return out
 
@@ -282,14 +332,22 @@ _ELEMENTWISE_USERS = ("elementwise", "cast", "store", "view")
 _TILE_BARRIERS = ("reduce", "scan", "dot", "for", "while", "if", "load", "atomic", "trans", "reshape")
 
 
-def _elementwise_span(live: Liveness, vid: int) -> bool:
+def _elementwise_span(live: Liveness, vid: int, env: Mapping[str, Any]) -> bool:
     """A computed tile read only by element-wise ops (e.g. `x` in `x * sigmoid(x)`) with no whole-tile op
     between its definition and its last use: Triton lowers the chain element by element, and ptxas
     keeps one element of it at a time, not the tile. Measured (Triton 3.9, swiglu_fwd: silu(a) · b,
     bf16, 16 elements per thread): 32 registers — the two loaded tiles, the packed output and
     addressing — not the 16 extra words of the fp32 `a` that silu reads twice."""
     start, end = live.intervals[vid]
-    return all(live.steps[i].op.kind not in _TILE_BARRIERS for i in range(start + 1, end))
+    return all(live.steps[i].op.kind not in _TILE_BARRIERS or _resolved_if(live.steps[i].op, env)
+               for i in range(start + 1, end))
+
+
+def _resolved_if(op: Op, env: Mapping[str, Any]) -> bool:
+    """An `if` on a constexpr is resolved by Triton's code generator: only the taken branch is emitted, inline,
+    so it splits no element-wise chain (cross_entropy_bwd's `if HAS_SMOOTHING` between exp and where)."""
+    cond = op.attrs.get("cond") if op.kind == "if" else None
+    return cond is not None and not op.operands and not isinstance(cond.evaluate(env), Unknown)
 
 
 def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], num_stages: int,

@@ -32,7 +32,22 @@ def _handler(short: str) -> Handler | None:
         return lambda lo, a, k, l: reduce(lo, a, k, l, fn=short)
     if short in ELEMENTWISE:
         return lambda lo, a, k, l: elementwise(lo, a, k, l, fn=short)
+    if short in PHILOX_RESULTS:
+        return lambda lo, a, k, l: _random(lo, a, k, l, fn=short)
     return None
+
+
+# `tl.rand`/`tl.randn`/`tl.randint(seed, offset)`: one Philox4x32 result per element of `offset`
+# (triton/language/random.py: rand and randn give fp32, randint the first uint32 word of randint4x).
+PHILOX_RESULTS = {"rand": "fp32", "randn": "fp32", "randint": "u32"}
+
+
+def _random(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
+    values = _values(*args, *kw.values())
+    if not values:
+        return Unknown(fn)
+    shape = max((v.shape for v in values), key=len)
+    return tile(lo, "elementwise", values, line, shape, PHILOX_RESULTS[fn], fn=fn)
 
 
 def _short(qualname: str) -> str | None:
