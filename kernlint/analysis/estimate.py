@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kernlint.analysis.configs import ConfigPoint
-from kernlint.analysis.liveness import compute_liveness
+from kernlint.analysis.liveness import Liveness, compute_liveness
 from kernlint.analysis.occupancy import Occupancy, compute_occupancy
 from kernlint.analysis.placement import DotPlacement, place_dots
 from kernlint.analysis.registers import RegisterEstimate, estimate_registers
@@ -51,6 +52,28 @@ def shape_symbols(ir: KernelIR) -> frozenset[str]:
     return frozenset(names)
 
 
+# A config sweep estimates the same kernel with the same constexprs under many num_warps / num_stages /
+# targets; its liveness depends only on the IR and the constexprs (which if-branches are taken), so it is
+# computed once per pair. Entries hold the IR itself, so an id() is never reused while it is cached.
+_LIVENESS: dict[tuple[int, Any], tuple[KernelIR, Liveness]] = {}
+_LIVENESS_MAX = 512
+
+
+def _liveness(ir: KernelIR, env: dict[str, Any]) -> Liveness:
+    try:
+        key = (id(ir), frozenset(env.items()))
+    except TypeError:  # an unhashable constexpr value: no caching
+        return compute_liveness(ir, env)
+    hit = _LIVENESS.get(key)
+    if hit is not None and hit[0] is ir:
+        return hit[1]
+    live = compute_liveness(ir, env)
+    if len(_LIVENESS) >= _LIVENESS_MAX:
+        _LIVENESS.pop(next(iter(_LIVENESS)))
+    _LIVENESS[key] = (ir, live)
+    return live
+
+
 def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate:
     assumptions = list(ir.assumptions)
     for name in config.defaulted:
@@ -68,7 +91,7 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
         return KernelEstimate(ir.name, spec, config, None, None, None, (), missing, tuple(assumptions),
                               Confidence.HEURISTIC)
     env = dict(config.constexprs)
-    live = compute_liveness(ir, env)
+    live = _liveness(ir, env)
     dots = place_dots(live, env, spec, config.num_warps)
     smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages)
     regs = estimate_registers(live, dots, env, spec, config.num_warps, config.maxnreg, config.num_stages)

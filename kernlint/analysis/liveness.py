@@ -7,12 +7,14 @@ loop's end (so the accumulator is one live value at a time, as in the compiler's
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kernlint.ir.nodes import KernelIR, Op, Region, Value
 from kernlint.ir.symbolic import Unknown
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,3 +134,23 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
             define(v, i, step.loops)
     intervals = {v: (defs[v], last[v]) for v in defs}
     return Liveness(tuple(steps), values, intervals)
+
+
+_DERIVED: dict[tuple[int, str], tuple[Liveness, Any]] = {}
+_DERIVED_MAX = 2048
+
+
+def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
+    """`compute()` memoised per Liveness object: for facts that depend only on the liveness and the
+    constexprs it was built with (estimate.py shares one Liveness across the num_warps / num_stages /
+    target points of a sweep). Entries hold `live`, so its id() is not reused while cached."""
+    key = (id(live), name)
+    hit = _DERIVED.get(key)
+    if hit is not None and hit[0] is live:
+        return hit[1]  # type: ignore[no-any-return]
+    value = compute()
+    if len(_DERIVED) >= _DERIVED_MAX:
+        _DERIVED.pop(next(iter(_DERIVED)))
+    _DERIVED[key] = (live, value)
+    return value
+

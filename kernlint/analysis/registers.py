@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
@@ -138,7 +138,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     costs: dict[int, float] = {}
     data: set[int] = set()
     loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
-    streamed = _streamed_values(live, loaded, env)
+    streamed = derived(live, "streamed values", lambda: _streamed_values(live, loaded, env))
     accumulators = _accumulators(live, dots)
     acc: set[int] = set()
     complete = True

@@ -26,7 +26,7 @@ from typing import Any
 from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
 from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, needs_shared_memory, scratch_elements,
                                              slice_of)
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
@@ -125,7 +125,7 @@ def _walk_back(start: Value, carried: Mapping[int, tuple[Value, Value]], produce
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
                        num_warps: int, capability: int) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
-    accesses = _accesses(live, producers, env)
+    accesses = derived(live, "conversion accesses", lambda: _accesses(live, producers, env))
     layouts = _layouts(accesses, num_warps)
     threads = num_warps * THREADS_PER_WARP
     load_layout: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
@@ -133,8 +133,15 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
         if a.is_load:
             load_layout.setdefault(a.shape, layouts[op_id])
     carried = _merge_sources(live)
+    # what a value inherits its layout from does not depend on num_warps or the target: once per liveness
+    sources: dict[int, tuple[str, Op, int] | None] = derived(live, "conversion sources", dict)
 
     def source(value: Value) -> tuple[str, Op, int] | None:
+        if value.id not in sources:
+            sources[value.id] = _source(value)
+        return sources[value.id]
+
+    def _source(value: Value) -> tuple[str, Op, int] | None:
         """The load (or reduction) whose layout a same-shape value inherits, and the smallest load size on
         the way (when every load is cheap it is recomputed in the consumer's layout instead)."""
         shape = tile_shape(value, env)
