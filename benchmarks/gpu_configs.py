@@ -25,6 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAN = ROOT / "benchmarks" / "gpu" / "plan.json"
+sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
 ROUNDS = 5   # alternating re-timing rounds of the finalists (3 before run 10)
 
 # kernel → (example file, kernel name, shapes). Shapes name the host variables the launch code uses; the
@@ -60,31 +61,6 @@ KERNELS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {
                [dict(n_rows=4096, n_cols=4096), dict(n_rows=4096, n_cols=14336), dict(n_rows=1024, n_cols=8192),
                 dict(n_rows=8192, n_cols=11008), dict(n_rows=4096, n_cols=11000)]),
 }
-
-
-# What the launch code below passes that the source alone cannot say, stated the way a user would with
-# `kernlint recommend --arg` (since run 12): element types and the unit inner strides Triton specialises
-# (a stride of 1 makes the tile contiguous: vector loads, one address register per row, not per element).
-# Pointers not listed are fp16 (kernlint's default).
-LAUNCH_ARGS: dict[str, dict[str, str]] = {
-    "matmul": {"stride_ak": "1", "stride_bn": "1", "stride_cn": "1"},
-    "matmul_bf16": {"*": "*bf16", "stride_ak": "1", "stride_bn": "1", "stride_cn": "1"},
-    "attention": {"M": "*fp32", "sm_scale": "fp32", "stride_qk": "1", "stride_kk": "1", "stride_vk": "1",
-                  "stride_ok": "1"},
-    "layernorm": {"W": "*fp32", "B": "*fp32", "Mean": "*fp32", "Rstd": "*fp32", "eps": "fp32"},
-    "rmsnorm": {"rstd_ptr": "*fp32", "eps": "fp32"},
-    "cross_entropy": {"logits_ptr": "*bf16", "labels_ptr": "*i64", "loss_ptr": "*fp32", "lse_ptr": "*fp32"},
-}
-
-
-def analysed_kernels() -> dict[str, Any]:
-    """Benchmark kernel name → kernlint's analysis of it, linted with that kernel's LAUNCH_ARGS."""
-    from kernlint.api import Settings, lint_paths
-    out: dict[str, Any] = {}
-    for name, (file, kname, _) in KERNELS.items():
-        res = lint_paths([str(ROOT / file)], Settings(targets=("h200",), arg_types=LAUNCH_ARGS.get(name, {})))
-        out[name] = next(k for f in res.files for k in f.kernels if k.jit.name == kname)
-    return out
 
 
 def split_of(index: int) -> str:
@@ -156,11 +132,13 @@ def grid_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ plan (here, with kernlint) -------------
 
 def plan() -> None:
+    from launch_facts import analysed_kernels  # type: ignore[import-not-found]
+
     from kernlint.hardware.specs import SPECS
     from kernlint.recommend.core import recommend
 
     spec = SPECS["h200"]
-    by_name = analysed_kernels()
+    by_name = analysed_kernels()  # benchmarks/gpu/launch_facts.py
     out: dict[str, Any] = {"target": "h200", "pairs": []}
     for name, (_, kname, shapes) in KERNELS.items():
         for shape in shapes:

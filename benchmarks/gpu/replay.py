@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _kernels() -> dict[str, Any]:
-    from gpu_configs import analysed_kernels  # type: ignore[import-not-found]
+    from launch_facts import analysed_kernels  # type: ignore[import-not-found]
     return analysed_kernels()
 
 
