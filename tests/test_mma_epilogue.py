@@ -15,6 +15,7 @@ ARGS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "stride_ak": "1", 
 @pytest.mark.parametrize("shape, warps, truth", [
     ((128, 64), 4, (2, 2)), ((128, 64), 8, (4, 2)), ((128, 128), 4, (2, 2)), ((128, 128), 8, (2, 4)),
     ((64, 128), 4, (1, 4)), ((64, 64), 4, (2, 2)),
+    ((16, 16), 4, (2, 2)), ((32, 16), 8, (4, 2)),   # M keeps doubling past its 16-row slabs
 ])
 def test_mma_sync_warps_per_cta_match_ttgir(shape: tuple[int, int], warps: int, truth: tuple[int, int]) -> None:
     assert mma_warps(shape, warps, wgmma=False) == truth
@@ -64,3 +65,28 @@ def test_persistent_matmul_smem_matches_truth(target: str, bm: int, bn: int, war
     kernel = next(k for f in result.files for k in f.kernels if k.jit.name == "persistent_matmul_kernel")
     estimate = next(e for e in kernel.estimates if e.config.origin == "cli")
     assert estimate.smem.total == truth_shared
+
+
+@pytest.mark.parametrize("flatten, expected", [
+    # fused nest: 3 × 16 KiB A buffers + the 16 KiB epilogue scratch (the truth above)
+    (True, 65536),
+    # not fused: the operand buffers are freed before the epilogue, whose 16 KiB scratch stands alone;
+    # the peak is the loop's 3 × 16 KiB + the 8 KiB staged B = 57,344 (Triton 3.9, sm_90, the same kernel
+    # with flatten=False: metadata.shared 57,344)
+    (False, 57344),
+])
+def test_flatten_given_as_a_constexpr_is_evaluated_per_config(tmp_path, flatten: bool, expected: int) -> None:  # type: ignore[no-untyped-def]
+    src = (ROOT / "examples/persistent_matmul.py").read_text()
+    src = src.replace("flatten=True", "flatten=FLATTEN").replace("NUM_SMS: tl.constexpr,", "NUM_SMS: tl.constexpr, FLATTEN: tl.constexpr,")
+    assert "flatten=FLATTEN" in src and "FLATTEN: tl.constexpr" in src
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "kernel_utils.py").write_text((ROOT / "examples/kernel_utils.py").read_text())
+    path = tmp_path / "examples" / "persistent_flat.py"
+    path.write_text(src)
+    config = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "NUM_SMS": 132, "FLATTEN": flatten, "num_warps": 8,
+              "num_stages": 3}
+    result = lint_paths([str(path), str(tmp_path / "examples" / "kernel_utils.py")],
+                        Settings(targets=("h100",), cli_configs=(config,), arg_types=ARGS))
+    kernel = next(k for f in result.files for k in f.kernels if k.jit.name == "persistent_matmul_kernel")
+    estimate = next(e for e in kernel.estimates if e.config.origin == "cli")
+    assert estimate.smem.total == expected

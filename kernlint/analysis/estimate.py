@@ -52,26 +52,18 @@ def shape_symbols(ir: KernelIR) -> frozenset[str]:
     return frozenset(names)
 
 
-# A config sweep estimates the same kernel with the same constexprs under many num_warps / num_stages /
-# targets; its liveness depends only on the IR and the constexprs (which if-branches are taken), so it is
-# computed once per pair. Entries hold the IR itself, so an id() is never reused while it is cached.
-_LIVENESS: dict[tuple[int, Any], tuple[KernelIR, Liveness]] = {}
-_LIVENESS_MAX = 512
-
-
 def _liveness(ir: KernelIR, env: dict[str, Any]) -> Liveness:
+    """A config sweep estimates the same kernel with the same constexprs under many num_warps / num_stages /
+    targets; its liveness depends only on the IR and the constexprs (which if-branches are taken), so it
+    is kept on the IR, once per binding."""
     try:
-        key = (id(ir), frozenset(env.items()))
+        key = ("liveness", frozenset((k, type(v), v) for k, v in env.items()))
     except TypeError:  # an unhashable constexpr value: no caching
         return compute_liveness(ir, env)
-    hit = _LIVENESS.get(key)
-    if hit is not None and hit[0] is ir:
-        return hit[1]
-    live = compute_liveness(ir, env)
-    if len(_LIVENESS) >= _LIVENESS_MAX:
-        _LIVENESS.pop(next(iter(_LIVENESS)))
-    _LIVENESS[key] = (ir, live)
-    return live
+    live = ir.cache.get(key)
+    if live is None:
+        live = ir.cache[key] = compute_liveness(ir, env)
+    return live  # type: ignore[no-any-return]
 
 
 def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate:

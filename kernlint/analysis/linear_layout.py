@@ -111,7 +111,8 @@ def mma_warps(shape: tuple[int, int], num_warps: int, wgmma: bool) -> tuple[int,
     wgmma starts from a warp group along M (4, 1) and doubles M while the tile has 16-row slabs left, else
     N; mma.sync doubles M while a warp has at least as many 16-row slabs as 8-column ones, else N.
     Checked against Triton 3.9 TTGIR on sm_80 (#mma warpsPerCTA): 128×64 w4 [2, 2], w8 [4, 2];
-    128×128 w4 [2, 2], w8 [2, 4]; 64×128 w4 [1, 4]; 64×64 w4 [2, 2]."""
+    128×128 w4 [2, 2], w8 [2, 4]; 64×128 w4 [1, 4]; 64×64 w4 [2, 2]; 16×16 w4 [2, 2]; 32×16 w8 [4, 2].
+    (A dot chained into another dot, as in attention, gets [num_warps, 1] in Triton: not modelled.)"""
     m, n = shape
     if wgmma:
         wm, wn = 4, 1
@@ -123,11 +124,8 @@ def mma_warps(shape: tuple[int, int], num_warps: int, wgmma: bool) -> tuple[int,
         return wm, wn
     wm, wn = 1, 1
     while wm * wn < num_warps:
-        if m // 16 // wm >= n // 8 // wn:
-            if wm < m // 16:
-                wm *= 2
-            else:
-                wn *= 2
+        if m // 16 // wm >= n // 8 // wn:   # M keeps doubling past its 16-row slabs (replicated warps)
+            wm *= 2
         else:
             wn *= 2
     return wm, wn
@@ -138,7 +136,8 @@ def mma_accumulator(shape: tuple[int, int], num_warps: int, wgmma: bool) -> Layo
     LinearLayoutConversions.cpp, nvidiaMmaTile). One warp holds a 16 × 8 tile per instruction: two adjacent
     columns per thread, lanes 0-3 step columns by 2, lanes 4-31 step rows, a second register row 8 below;
     wgmma widens the instruction to 16 × instrN (N ≤ 256 and dividing the warp's share of the tile). Warps
-    go along M first; what the warps do not cover repeats in registers, N before M."""
+    are stacked along M in warp groups on wgmma and row-major on mma.sync; what the warps do not cover
+    repeats in registers, N before M."""
     m, n = shape
     wm, wn = mma_warps(shape, num_warps, wgmma)
     instr_n = 8
@@ -153,7 +152,10 @@ def mma_accumulator(shape: tuple[int, int], num_warps: int, wgmma: bool) -> Layo
     reg: list[Basis] = [unit(1, 1), unit(0, 8)]
     reg += [unit(1, c) for c in (8 << b for b in range(_log2(instr_n // 8)))]
     lane = [unit(1, 2), unit(1, 4), unit(0, 1), unit(0, 2), unit(0, 4)]
-    warp = [unit(0, 16 << b) for b in range(_log2(wm))] + [unit(1, instr_n << b) for b in range(_log2(wn))]
+    along_m = [unit(0, 16 << b) for b in range(_log2(wm))]
+    along_n = [unit(1, instr_n << b) for b in range(_log2(wn))]
+    # a wgmma warp group is 4 consecutive warps stacked along M; mma.sync numbers its warps row-major
+    warp = along_m + along_n if wgmma else along_n + along_m
     col = instr_n * wn
     while col < n:
         reg.append(unit(1, col))

@@ -8,7 +8,7 @@ loop's end (so the accumulator is one live value at a time, as in the compiler's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kernlint.ir.nodes import KernelIR, Op, Region, Value
@@ -29,6 +29,8 @@ class Liveness:
     steps: tuple[Step, ...]
     values: Mapping[int, Value]
     intervals: Mapping[int, tuple[int, int]]   # value id → (defining step, last using step)
+    # facts derived from this liveness alone (`derived`); shared by the sweep points that share it
+    cache: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def live_at(self, index: int) -> list[Value]:
         return [self.values[v] for v, (a, b) in self.intervals.items() if occupies(a, b, index)]
@@ -136,21 +138,10 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     return Liveness(tuple(steps), values, intervals)
 
 
-_DERIVED: dict[tuple[int, str], tuple[Liveness, Any]] = {}
-_DERIVED_MAX = 2048
-
-
 def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
-    """`compute()` memoised per Liveness object: for facts that depend only on the liveness and the
-    constexprs it was built with (estimate.py shares one Liveness across the num_warps / num_stages /
-    target points of a sweep). Entries hold `live`, so its id() is not reused while cached."""
-    key = (id(live), name)
-    hit = _DERIVED.get(key)
-    if hit is not None and hit[0] is live:
-        return hit[1]  # type: ignore[no-any-return]
-    value = compute()
-    if len(_DERIVED) >= _DERIVED_MAX:
-        _DERIVED.pop(next(iter(_DERIVED)))
-    _DERIVED[key] = (live, value)
-    return value
-
+    """`compute()` memoised on `live`: for facts that depend only on the liveness and the constexprs it was
+    built with (estimate.py shares one Liveness across the num_warps / num_stages / target points of a
+    sweep). Two threads may both compute a missing entry; they store equal values."""
+    if name not in live.cache:
+        live.cache[name] = compute()
+    return live.cache[name]  # type: ignore[no-any-return]

@@ -35,6 +35,7 @@ class DotPlacement:
     computed_operand_bytes: int = 0  # an operand computed in the loop (dequantised B), staged once
     feeding_load_bytes: int = 0      # loads of the loop that feed such an operand (pipelined, stages − 1)
     register_pipelined: tuple[Value, ...] = ()  # operand loads kept in registers, num_stages − 1 in flight
+    fma: bool = False              # fp32 ieee dot: FMA, no tensor-core (MMA) accumulator layout
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -255,5 +256,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
-                                feeding, tuple(in_registers)))
+                                feeding, tuple(in_registers), _fma_dot(op, env)))
     return out

@@ -162,10 +162,10 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     for use in reduction_scratch(live, producers, env, num_warps):  # smem_reduce.py
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
-    for conv in conversion_scratch(live, producers, env, num_warps, spec.capability):  # smem_convert.py
+    for conv in conversion_scratch(live, producers, env, num_warps, spec.capability, dots):  # smem_convert.py
         if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
             scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
-    _fuse_flattened_epilogue(live, loop_ops, per_loop, scratch)
+    _fuse_flattened_epilogue(live, loop_ops, per_loop, scratch, env)
     best: tuple[SmemBuffer, ...] = ()
     best_total = 0
     for key in set(per_loop) | set(scratch):
@@ -179,17 +179,24 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     return SmemEstimate(best_total, best, tmem, complete)
 
 
+def _flattened(loop: Op, env: Mapping[str, Any]) -> bool:
+    flag = loop.attrs.get("flatten")
+    value = flag.evaluate(env) if hasattr(flag, "evaluate") else flag
+    return value is True or (isinstance(value, int) and not isinstance(value, bool) and value != 0)
+
+
 def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loop: dict[int | None, list[SmemBuffer]],
-                             scratch: dict[int | None, SmemBuffer]) -> None:
+                             scratch: dict[int | None, SmemBuffer], env: Mapping[str, Any]) -> None:
     """`tl.range(..., flatten=True)` (persistent matmuls): Triton fuses the loop nest into one pipelined loop,
     so the inner loop's operand buffers are allocated before it and freed after it, and the conversion
     scratch of the outer body (the accumulator's epilogue) is allocated next to them. It reuses the slot
-    of an operand staged once per iteration, dead by then: the pair costs the larger of the two. Measured
+    of an operand staged once per iteration, dead by then: the pair costs the larger of the two. (Any
+    scratch of the outer body is treated so; the epilogue conversion is the one measured.) Measured
     (Triton 3.9 TTGIR, examples/persistent_matmul.py, 128×64 tiles, 3 stages): sm_90 8 warps 49,152 B of A
     buffers + 16,384 B of mma → blocked scratch = 65,536; 4 warps (8,192 B scratch, the 8,192-B staged B
     slot) 57,344; sm_80 4 warps 32,768 + 16,384 = 49,152."""
     parent = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
-    for outer_id in [k for k in scratch if k is not None and loop_ops[k].attrs.get("flatten")]:
+    for outer_id in [k for k in scratch if k is not None and _flattened(loop_ops[k], env)]:
         inner = [k for k in per_loop if k is not None and parent.get(k) == outer_id]
         if len(inner) != 1:
             continue

@@ -19,7 +19,7 @@ support). Measured on Triton 3.9 (sm_80/90/100 TTGIR with allocation.size):
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_
 from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, needs_shared_memory, scratch_elements,
                                              slice_of)
 from kernlint.analysis.liveness import Liveness, derived
-from kernlint.analysis.placement import numel
+from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.ir.nodes import Op, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
@@ -123,7 +123,7 @@ def _walk_back(start: Value, carried: Mapping[int, tuple[Value, Value]], produce
 
 
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-                       num_warps: int, capability: int) -> list[Conversion]:
+                       num_warps: int, capability: int, dots: Sequence[DotPlacement] = ()) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
     accesses = derived(live, "conversion accesses", lambda: _accesses(live, producers, env))
     layouts = _layouts(accesses, num_warps)
@@ -132,7 +132,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
     for op_id, a in accesses.items():
         if a.is_load:
             load_layout.setdefault(a.shape, layouts[op_id])
-    carried = _merge_sources(live)
+    carried = derived(live, "merge sources", lambda: _merge_sources(live))
     # what a value inherits its layout from does not depend on num_warps or the target: once per liveness
     sources: dict[int, tuple[str, Op, int] | None] = derived(live, "conversion sources", dict)
 
@@ -174,12 +174,14 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
             spt, order = layouts[op.id]
             return blocked(accesses[op.id].shape, spt, order, num_warps)
         if kind == "dot":
-            # sm_100 accumulators live in tensor memory (read back in their own layout): not modelled
+            # the accumulator's layout follows how the dot was placed: tcgen05 accumulators live in tensor
+            # memory (read back in their own layout) and FMA dots have no MMA layout: neither is modelled;
+            # wgmma gives #mma v3, mma.sync (sm_80, small tiles, 16-warp sm_100, sm_120) #mma v2
+            placed = next((d for d in dots if d.op.id == op.id), None)
             shape = tile_shape(op.result, env) if op.result is not None else None
-            if capability >= 100 or shape is None or len(shape) != 2:
+            if placed is None or placed.fma or placed.tmem_accumulator or shape is None or len(shape) != 2:
                 return None
-            wgmma = capability == 90 and num_warps >= 4 and shape[0] >= 64
-            return mma_accumulator((shape[0], shape[1]), num_warps, wgmma)
+            return mma_accumulator((shape[0], shape[1]), num_warps, placed.async_mma)
         in_shape = tuple(as_int(d.evaluate(env)) for d in op.attrs.get("in_shape", ()))
         axis = op.attrs.get("axis")
         if axis is None or any(d is None for d in in_shape) or in_shape not in load_layout:  # type: ignore[comparison-overlap]
@@ -288,7 +290,7 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
             return ()
         return [x for x in op.operands if x.shape] if op.kind in ("elementwise", "cast", "view") else ()
 
-    _walk_back(value, _merge_sources(live), producers, 64, visit)
+    _walk_back(value, derived(live, "merge sources", lambda: _merge_sources(live)), producers, 64, visit)
     if not narrow:
         return 0
     size = numel(value, env)

@@ -73,7 +73,8 @@ class ControlFlowLowering(_Base):
 
     def for_statement(self, stmt: cst.For, env: dict[str, Any]) -> None:
         it = stmt.iter
-        kind, num_stages, flatten = "range", None, False
+        kind, num_stages = "range", None
+        flatten: Expr | bool = False
         bounds: list[Any] = []
         if isinstance(it, cst.Call):
             names = self.module.names.qualnames(it.func)
@@ -86,8 +87,10 @@ class ControlFlowLowering(_Base):
                         stages = self.expr(a.value, env)
                         num_stages = stages.expr if isinstance(stages, CV) else None
                     if a.keyword is not None and a.keyword.value == "flatten":
-                        # tl.range(..., flatten=True): Triton fuses the nest into one pipelined loop
-                        flatten = isinstance(a.value, cst.Name) and a.value.value == "True"
+                        # tl.range(..., flatten=True / a constexpr FLATTEN): Triton fuses the nest into one
+                        # pipelined loop; kept as an expression, evaluated per config
+                        value = self.expr(a.value, env)
+                        flatten = value.expr if isinstance(value, CV) else False
             else:
                 self.note(self.line(stmt), "loop over something other than range/tl.range/tl.static_range")
         else:
@@ -97,7 +100,7 @@ class ControlFlowLowering(_Base):
 
     def loop(self, stmt: cst.For | cst.While, env: dict[str, Any], target: cst.BaseExpression | None,
              body: cst.BaseSuite, *, kind: str, num_stages: Expr | None, bounds: list[Any] | None = None,
-             flatten: bool = False) -> None:
+             flatten: Expr | bool = False) -> None:
         line = self.line(stmt)
         assigned = _assigned_names(body)
         carried_names = [n for n in sorted(assigned) if isinstance(env.get(n), Value)]

@@ -98,6 +98,8 @@ class KernelIR:
     unmodelled: tuple[Unmodelled, ...]
     value_count: int
     value_names: dict[int, str] = field(default_factory=dict, hash=False, compare=False)
+    # analysis results that depend only on this IR and a constexpr binding (analysis/estimate.py)
+    cache: dict[Any, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def name_of(self, value: Value) -> str:
         """The source variable a value was first bound to, for messages."""

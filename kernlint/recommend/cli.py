@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import ast
 import textwrap
 from typing import Any, TextIO
@@ -45,6 +44,32 @@ def _parse_shape(text: str) -> dict[str, Any]:
     return parse_config_option(text)
 
 
+def analysis_arg_types(specs: list[str]) -> dict[str, str]:
+    """`--arg` specs (calibrate's syntax) → the facts the static analysis takes. A type stays a type
+    (`*fp16:16` → `*fp16`); an example value only says the argument's type — an integer is `i32`/`i64`,
+    except 1, which Triton specialises to a constant (a unit stride) — so `--arg K=64`, an input size for
+    --verify, does not freeze a loop bound."""
+    from kernlint.calibrate.signature import SpecError, parse_spec
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep:
+            raise ValueError(f"--arg {spec!r}: expected NAME=SPEC")
+        try:
+            v = parse_spec(name.strip(), text)
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
+        if isinstance(v, bool):
+            out[name.strip()] = "u1"
+        elif isinstance(v, int):
+            out[name.strip()] = "1" if v == 1 else ("i32" if -2**31 <= v < 2**31 else "i64")
+        elif isinstance(v, float):
+            out[name.strip()] = "fp32"
+        elif isinstance(v, str):
+            out[name.strip()] = v.split(":")[0]
+    return out
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint import __version__
     from kernlint.api import Settings, lint_paths
@@ -63,10 +88,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             sys.stderr.write(f"kernlint: error: {exc}\n")
             return 2
     extra = 20 if verifier else 0       # spares that replace candidates --verify drops
-    # argument facts the launch gives (dtypes, a unit stride Triton specialises) change the estimates too;
-    # values only --verify can use (eps=1e-5) are not types and stay out of the analysis
-    arg_types = {n: v for n, v in (a.split("=", 1) for a in args.arg if "=" in a)
-                 if re.fullmatch(r"\*?[A-Za-z]\w*|\d+", v)}
+    try:
+        arg_types = analysis_arg_types(args.arg)
+    except ValueError as exc:
+        import sys
+        sys.stderr.write(f"kernlint: error: {exc}\n")
+        return 2
     result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets), arg_types=arg_types))
     entries: list[Entry] = []
     for f in result.files:

@@ -1,6 +1,8 @@
 """Recommender: feasible, inside the author's space, explained; the CLI writes a store; staleness."""
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -77,3 +79,13 @@ def test_cli_arg_types_refine_the_estimates_and_values_are_left_to_verify(tmp_pa
     fp16 = first_entry()
     fp32 = first_entry("--arg", "*=*fp32", "--arg", "eps=1e-5")
     assert fp16["estimate"] != fp32["estimate"]
+
+
+def test_arg_values_are_types_for_the_analysis_except_a_unit_stride() -> None:
+    # `--arg K=64` is a --verify input size: the analysis must not freeze the K loop to one pass (it would
+    # drop the operand pipeline and recommend configs that cannot fit); only 1 is specialised by Triton
+    from kernlint.recommend.cli import analysis_arg_types
+    got = analysis_arg_types(["K=64", "stride_ak=1", "x_ptr=*fp16:16", "eps=1e-5", "*=*bf16", "FLAG=True"])
+    assert got == {"K": "i32", "stride_ak": "1", "x_ptr": "*fp16", "eps": "fp32", "*": "*bf16", "FLAG": "u1"}
+    with pytest.raises(ValueError, match="x_ptr"):
+        analysis_arg_types(["x_ptr=*nope"])
