@@ -98,8 +98,8 @@ class HelionLowerer(HelionHostCode, Lowerer):
         pointers = {k: v for k, v in self.pointer_types.items()}
         return HelionIR(self.kernel.qualname, Region(tuple(self.blocks[0])), symbols, pointers,
                         tuple(dict.fromkeys(self.assumptions)), tuple(self.unmodelled), self.next_id,
-                        dict(self.value_names), tuple(self.slots), tuple(self.rdims.values()),
-                        tuple(self.extents), frozenset(self.specialized))
+                        dict(self.value_names), slots=tuple(self.slots), rdims=tuple(self.rdims.values()),
+                        extents=tuple(self.extents), specialized=frozenset(self.specialized))
 
     pointer_types: dict[str, str]
 
