@@ -221,21 +221,26 @@ def bucket_env(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> dic
     names: set[str] = set()
     for expr, _ in src.grids:
         names |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
-    bound: set[str] = set()
+    loop_names: set[str] = set()
+    bound: set[str] = set()   # kernel locals in loop bounds: trip_count follows them to their definitions
     for lf in src.loops.values():
-        for e in (lf.start, lf.stop, lf.step):
-            if e is None:
+        todo = [n.id for e in (lf.start, lf.stop, lf.step) if e is not None for n in ast.walk(e)
+                if isinstance(n, ast.Name)]
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
                 continue
-            for name in {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}:
-                if name in lf.locals:
-                    # a local (`hi = N_CTX` in attention's inner loop) is followed to its definitions by
-                    # trip_count; a default here would shadow them (2 × the trips at N_CTX = 2048)
-                    bound.add(name)
-                    names |= {n.id for x in lf.locals[name] for n in ast.walk(x) if isinstance(n, ast.Name)}
-                else:
-                    names.add(name)
+            seen.add(name)
+            if name in lf.locals:
+                # a local (`hi = N_CTX` in attention's inner loop), followed through locals it is built
+                # from; a default here would shadow its definition (2 × the trips at N_CTX = 2048)
+                bound.add(name)
+                todo += [n.id for x in lf.locals[name] for n in ast.walk(x) if isinstance(n, ast.Name)]
+            else:
+                loop_names.add(name)
     params = {p.name for p in kernel.jit.params if not p.is_constexpr}
-    for n in (names | params) - (bound - params):
+    for n in names | params | (loop_names - bound):
         if n not in env and n not in kernel.ir.constexprs and not n.startswith(("stride", "META")) \
                 and n not in ("triton", "tl", "grid", "lambda"):
             env[n] = DEFAULT_SHAPE
