@@ -33,11 +33,11 @@ used the same two ways, is pipelined normally.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, walk_back
 from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel
 from kernlint.hardware.specs import GpuSpec
@@ -92,26 +92,19 @@ def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | Non
 def _upstream(value: Value, producers: Mapping[int, Op], in_loop: set[int]) -> list[Op]:
     """Ops of this loop iteration that a value is computed from (accumulator inputs of dots excluded)."""
     found: list[Op] = []
-    seen: set[int] = set()
-    stack = [value]
-    while stack and len(seen) < 512:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        op = producers.get(v.id)
-        if op is None or op.id not in in_loop:
-            continue
+
+    def visit(op: Op, v: Value) -> Iterable[Value]:
+        if op.id not in in_loop:
+            return ()
         found.append(op)
         if op.kind == "load":
-            continue
+            return ()
         if op.kind == "if":
-            for phi, then_value, else_value in op.attrs.get("merges", ()):
-                if phi.id == v.id:
-                    stack.extend(x for x in (then_value, else_value) if x is not None)
-            continue
-        operands = op.operands[:2] if op.kind == "dot" else op.operands
-        stack.extend(operands)
+            return [x for phi, then_value, else_value in op.attrs.get("merges", ()) if phi.id == v.id
+                    for x in (then_value, else_value) if x is not None]
+        return op.operands[:2] if op.kind == "dot" else op.operands
+
+    walk_back(value, producers, 512, visit)
     return found
 
 

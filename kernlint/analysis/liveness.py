@@ -7,7 +7,7 @@ loop's end (so the accumulator is one live value at a time, as in the compiler's
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -145,3 +145,23 @@ def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
     if name not in live.cache:
         live.cache[name] = compute()
     return live.cache[name]  # type: ignore[no-any-return]
+
+
+def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Callable[[Op, Value], Iterable[Value]],
+              carried: Mapping[int, tuple[Value, Value]] | None = None) -> None:
+    """Walk a value's producers backwards, at most `limit` values, each once: `visit(op, value)` sees the op
+    that produced `value` and returns the operands to follow; values in `carried` (loop-carried merges)
+    are followed to what flows into them instead."""
+    stack, seen = [start], set()
+    while stack and len(seen) < limit:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        if carried is not None and v.id in carried:
+            stack.extend(carried[v.id])
+            continue
+        op = producers.get(v.id)
+        if op is not None:
+            stack.extend(visit(op, v))
+

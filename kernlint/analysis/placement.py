@@ -7,12 +7,12 @@ Facts from shared/reference/triton_truth.md (Triton 3.9, ptxas 13.4) and DESIGN.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.axis_info import load_vector_bytes
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, walk_back
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -78,24 +78,23 @@ def _feeding_loads(operand: Value, producers: Mapping[int, Op], loop_id: int,
                    step_loops: Mapping[int, tuple[int, ...]]) -> list[Op]:
     """Tile loads inside the loop that a computed dot operand is derived from."""
     found: list[Op] = []
-    seen: set[int] = set()
-    stack = [operand]
-    while stack and len(seen) < 64:
-        value = stack.pop()
-        if value.id in seen:
-            continue
-        seen.add(value.id)
-        op = producers.get(value.id)
-        if op is None or loop_id not in step_loops.get(op.id, ()):
-            continue
+    from_mma = False
+
+    def visit(op: Op, _: Value) -> Iterable[Value]:
+        nonlocal from_mma
+        if loop_id not in step_loops.get(op.id, ()):
+            return ()
         if op.kind == "load":
             if op.result is not None and op.result.shape:
                 found.append(op)
-            continue
+            return ()
         if op.kind == "dot":  # derived from an MMA result (attention's P): it stays in registers
-            return []
-        stack.extend(v for v in op.operands if v.shape)
-    return found
+            from_mma = True
+            return ()
+        return [v for v in op.operands if v.shape]
+
+    walk_back(operand, producers, 64, visit)
+    return [] if from_mma else found
 
 
 def _narrow_async_copy(load: Value, env: Mapping[str, Any], num_warps: int) -> bool:

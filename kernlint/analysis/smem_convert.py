@@ -19,14 +19,14 @@ support). Measured on Triton 3.9 (sm_80/90/100 TTGIR with allocation.size):
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
 from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, needs_shared_memory, scratch_elements,
                                              slice_of)
-from kernlint.analysis.liveness import Liveness, derived
+from kernlint.analysis.liveness import Liveness, derived, walk_back
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.ir.nodes import Op, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
@@ -104,24 +104,6 @@ def _merge_sources(live: Liveness) -> dict[int, tuple[Value, Value]]:
     return carried
 
 
-def _walk_back(start: Value, carried: Mapping[int, tuple[Value, Value]], producers: Mapping[int, Op], limit: int,
-               visit: Callable[[Op], Iterable[Value]]) -> None:
-    """Walk a value's producers backwards (through loop-carried merges), at most `limit` values; `visit`
-    sees each producing op once and returns the operands to follow."""
-    stack, seen = [start], set()
-    while stack and len(seen) < limit:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if v.id in carried:
-            stack.extend(carried[v.id])
-            continue
-        op = producers.get(v.id)
-        if op is not None:
-            stack.extend(visit(op))
-
-
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
                        num_warps: int, capability: int, dots: Sequence[DotPlacement] = ()) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
@@ -148,7 +130,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
         found: tuple[str, Op, int] | None = None
         biggest_load: int | None = None
 
-        def visit(op: Op) -> Iterable[Value]:
+        def visit(op: Op, _: Value) -> Iterable[Value]:
             nonlocal found, biggest_load
             if op.kind == "load" and op.id in accesses and accesses[op.id].shape == shape:
                 n = 1
@@ -164,7 +146,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
             return ()
 
-        _walk_back(value, carried, producers, 256, visit)
+        walk_back(value, producers, 256, visit, carried)
         if found is None:
             return None
         return found[0], found[1], biggest_load or 0
@@ -282,7 +264,7 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
         return 0
     narrow = 0
 
-    def visit(op: Op) -> Iterable[Value]:
+    def visit(op: Op, _: Value) -> Iterable[Value]:
         nonlocal narrow
         if op.kind == "load":
             if op.result is not None and op.result.shape and element_bytes(op.result.dtype) < 4:
@@ -290,7 +272,7 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
             return ()
         return [x for x in op.operands if x.shape] if op.kind in ("elementwise", "cast", "view") else ()
 
-    _walk_back(value, derived(live, "merge sources", lambda: _merge_sources(live)), producers, 64, visit)
+    walk_back(value, producers, 64, visit, derived(live, "merge sources", lambda: _merge_sources(live)))
     if not narrow:
         return 0
     size = numel(value, env)
