@@ -27,10 +27,11 @@ def _one_row(tmp_path: Path, kernel: str = "softmax") -> Path:
 
 def test_grids_authors_and_splits_cover_every_shape() -> None:
     for name, (_, _, shapes) in gpu_configs.KERNELS.items():
-        assert len(shapes) == 5, name
+        assert len(shapes) == 6, name
         for i, shape in enumerate(shapes):
             assert gpu_configs.grid_configs(name, shape) and gpu_configs.author_configs(name, shape)
-            assert gpu_configs.split_of(i) == ("held" if i == 1 else "new" if i == 3 else "fresh" if i == 4 else "fit")
+            assert gpu_configs.split_of(i) == ("held" if i == 1 else "new" if i == 3 else "fresh" if i == 4 else
+                                              "unseen" if i == 5 else "fit")
 
 
 def test_replay_and_fit_model_score_a_saved_row(tmp_path: Path) -> None:

@@ -86,7 +86,7 @@ def evaluate(rows: list[Timed], show: bool = False) -> dict[str, tuple[float, fl
         sc = score(t.est, t.work, spec, t.ctas)
         groups.setdefault(t.group, []).append(((t.spill > 0, round(sc.time_us, 3), t.spill, t.stages, t.warps),
                                                t.us, t.split))
-    ratios: dict[str, list[float]] = {"fit": [], "held": [], "new": [], "fresh": []}
+    ratios: dict[str, list[float]] = {"fit": [], "held": [], "new": [], "fresh": [], "unseen": []}
     for gid, items in groups.items():
         best = min(us for _, us, _ in items)
         pick = min(items, key=lambda x: x[0])

@@ -92,7 +92,7 @@ def main(argv: list[str]) -> None:
         shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
         print(f"{r['file'][:22]:<22} {r['split']:<4} {r['kernel']:<13} {shape:<48} pick/best {r['ratio']:.3f} "
               f"top3 {r['top3']:.3f}  {r['pick']}")
-    for sp in ("fit", "held", "new", "fresh"):
+    for sp in ("fit", "held", "new", "fresh", "unseen"):
         xs = [r["ratio"] for r in rows if r["split"] == sp]
         if xs:
             print(f"{sp}: geomean pick/best {geomean(xs):.3f}, worst {min(xs):.3f} ({len(xs)} pairs)")

@@ -241,7 +241,7 @@ def _work(target: HelionTarget, config: Mapping[str, Any], env: Mapping[str, Any
     values = {**env, **est.config.constexprs}
     src = KernelSource(loops={line: LoopFacts(ast.Constant(0), ext, _name_or_const(sym), {})
                               for line, (ext, sym) in target.loops.items()})
-    work = kernel_work(target.ir, src, values, ns)
+    work = kernel_work(target.ir, src, values, ns, est.config.num_warps)
     scale = 1
     for j, r in enumerate(target.ir.rdims):
         loops = config.get("reduction_loops") or []

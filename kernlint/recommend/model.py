@@ -70,6 +70,9 @@ class Work:
     scalar_accesses: int = 0  # non-dot accesses whose mask cannot be proven 16-aligned: not vectorised
     reread_bytes: float = 0.0  # loads of a tensor a previous loop already swept (multi-pass row kernels)
     reread_footprint: float = 0.0  # bytes one CTA must keep in L2 for those re-reads to hit
+    # per straight-line body or unpipelined loop: (bytes it moves per CTA, bytes one CTA has in flight
+    # per round trip) — each loop's memory efficiency from its own bytes in flight (Little's law)
+    segments: tuple[tuple[float, float], ...] = ()
 
 
 def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
@@ -125,6 +128,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     scalar = 0
     sweeps: dict[str, list[tuple[int, float]]] = {}   # pointer argument → (loop line, bytes) per looped load
     unknown: list[int] = []
+    segments: list[tuple[float, float]] = []
     has_loop = False
     dot_inputs: set[int] = set()
     defs: dict[int, Op] = {}
@@ -144,7 +148,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             seen += 1
         return None
 
-    def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0) -> None:
+    def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0, unroll: int = 1) -> None:
         nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar
         body_bytes = 0.0
         loads = 0
@@ -155,8 +159,9 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                 if trips is None:
                     unknown.append(op.line)
                     trips = 8
+                u = ptxas_unroll(op, trips, num_warps, env, dot_inputs)
                 for region in op.regions:
-                    visit(region.ops, mult * trips, depth + 1, op.line)
+                    visit(region.ops, mult * trips, depth + 1, op.line, u)
                 continue
             for region in op.regions:
                 visit(region.ops, mult, depth, loop)
@@ -188,8 +193,10 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             elif res is not None and res.is_tile:
                 ops += _numel(res.shape, env) * mult
         if loads:
-            serial += mult
+            serial += mult / unroll
         iter_bytes = max(iter_bytes, body_bytes)
+        if body_bytes:
+            segments.append((body_bytes * mult, body_bytes * unroll))
 
     visit(ir.body.ops, 1.0, 0)
     reread = footprint = 0.0
@@ -202,7 +209,44 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     # Triton's software pipeliner multi-buffers the loads that feed a tl.dot; other loop loads are not
     # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
     return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
-                iter_elems, tuple(unknown), wavefronts, scalar, reread, footprint)
+                iter_elems, tuple(unknown), wavefronts, scalar, reread, footprint, tuple(segments))
+
+
+PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (then a 2- and a 1-iteration tail)
+UNROLL_MAX_BYTES_PER_THREAD = 16
+
+
+def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], dot_inputs: set[int]) -> int:
+    """How many iterations of an unpipelined loop have their loads in flight at once.
+
+    ptxas unrolls a small loop body by 4 and hoists the loads of the 4 iterations above their uses, so one
+    round trip brings 4 iterations' data. Read off the SASS of examples/layernorm.py (Triton 3.6, sm_90,
+    nvdisasm): passes 1-2 at 4-8 fp16 elements per thread (≤ 16 B loaded per thread per iteration) are
+    unrolled ×4, at 16 fp16 or fp32 elements (32-64 B) they are not; a body that stores (pass 3) is unrolled
+    too, but its next loads are issued after the store (they may alias it), so nothing is gained there.
+    A body that reduces across the tile (cross-entropy's online max/sum: shuffles and a barrier per
+    iteration) is not counted either: replaying the saved H200 timings with it counted picked 0.72 of the
+    best cross-entropy config instead of 0.96.
+    Dot loops are Triton's software pipeline's business (num_stages), not this."""
+    body = [op for region in loop.regions for op in region.ops]
+    nested, todo = [], list(body)
+    while todo:
+        op = todo.pop()
+        nested.append(op.kind)
+        todo += [o for region in op.regions for o in region.ops]
+    if any(k in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for k in nested):
+        return 1
+    per_thread = 0.0
+    for op in body:
+        if op.kind != "load" or op.result is None or not op.result.is_tile:
+            continue
+        if op.result.id in dot_inputs:
+            return 1
+        v = op.result
+        per_thread += _numel(v.shape, env) * element_bytes(v.dtype) / (32.0 * max(1, num_warps))
+    if per_thread == 0 or per_thread > UNROLL_MAX_BYTES_PER_THREAD:
+        return 1
+    return max(1, min(PTXAS_UNROLL, trips))
 
 
 def _val(expr: Any, env: Mapping[str, Any]) -> float:
@@ -226,6 +270,11 @@ class Score:
         grid = f"{self.ctas} CTAs in {self.waves} wave(s)" if self.ctas else "grid unknown (throughput only)"
         extra = ("; " + "; ".join(self.notes)) if self.notes else ""
         return f"~{self.time_us:.1f} µs model, {self.bound}-bound; {grid}; per-wave µs: {t}{extra}"
+
+
+def _saturation(in_flight: float, need: float) -> float:
+    # saturating, not a knee: 1 − e^(−x) gives 63% at exactly enough bytes in flight, 95% at three times
+    return max(1.0 - math.exp(-in_flight / need), 0.05) if need else 1.0
 
 
 def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> Score:
@@ -259,8 +308,12 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     depth = max(1, cfg.num_stages - 1) if work.pipelined else 1
     in_flight = resident * work.iter_bytes * depth
     need = bw * DRAM_LATENCY_US * 1e-6
-    # saturating, not a knee: 1 − e^(−x) gives 63% at exactly enough bytes in flight, 95% at three times
-    mem_eff = max(1.0 - math.exp(-in_flight / need), 0.05) if need else 1.0
+    mem_eff = _saturation(in_flight, need)
+    if work.segments and not work.pipelined:
+        # each loop keeps its own bytes in flight: a harmonic mean over the bytes the loops move
+        moved = sum(b for b, _ in work.segments)
+        mem_eff = moved / sum(b / _saturation(resident * f, need) for b, f in work.segments)
+        in_flight = max(resident * f for _, f in work.segments)
     # multi-pass row kernels (layernorm reads its row 3×) re-read from L2 only while the rows of all
     # resident CTAs fit in it: on H200 layernorm 2048×16384 (32 KiB rows) ran 48.5 µs with 528 rows in
     # flight (17 MiB) and 74 µs with 2112 (66 MiB > 50 MiB L2) at the same 64 warps per SM

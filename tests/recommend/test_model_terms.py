@@ -59,3 +59,71 @@ def test_loop_bound_locals_resolve_through_their_definitions_not_a_default_shape
     assert "hi" not in env
     trips = {line: trip_count(src, line, env) for line in src.loops}
     assert 32 in trips.values()
+
+
+def test_small_row_loops_count_ptxas_unroll_by_four() -> None:
+    """layernorm N=4096 (fp16 rows): three loops of N / BLOCK trips. Passes 1-2 only load and accumulate;
+    ptxas unrolls them ×4 when one iteration loads ≤ 16 B per thread (SASS facts in model.ptxas_unroll and
+    test_ptxas_unrolls_layernorm_pass_one_by_four below); pass 3 stores, so its iterations stay serial."""
+    shape = {"M": 4096, "N": 4096}
+    # BLOCK 1024, 8 warps: 1024 fp16 / 256 threads = 4 elements = 8 B per thread → unrolled (4 trips → 1 round
+    # trip per pass); round trips = 1 + 1 + 4 (pass 3) = 6; pass 1 keeps 4 × 1024 × 2 B = 8192 B in flight
+    _, w8 = _work("examples/layernorm.py", "layernorm_fwd_kernel", shape, 1024, 8)
+    assert w8.serial == 1 + 1 + 4
+    assert w8.segments[0] == (4 * 1024 * 2, 4 * 1024 * 2)
+    # 2 warps: 16 elements = 32 B per thread → not unrolled: 4 + 4 + 4 round trips, one iteration in flight
+    _, w2 = _work("examples/layernorm.py", "layernorm_fwd_kernel", shape, 1024, 2)
+    assert w2.serial == 4 + 4 + 4
+    assert w2.segments[0] == (4 * 1024 * 2, 1024 * 2)
+    # BLOCK 2048, 8 warps: 8 elements = 16 B per thread → unrolled, but only 2 trips exist: 1 + 1 + 2
+    _, b2048 = _work("examples/layernorm.py", "layernorm_fwd_kernel", shape, 2048, 8)
+    assert b2048.serial == 1 + 1 + 2
+    # a loop that reduces across the tile every iteration (cross-entropy's online logsumexp) is not counted
+    _, ce = _work("examples/cross_entropy.py", "cross_entropy_fwd_kernel", {"n_rows": 4096, "n_cols": 32768},
+                  1024, 8)
+    assert ce.serial >= 32768 / 1024
+
+
+def test_ptxas_unrolls_layernorm_pass_one_by_four() -> None:
+    """The ptxas fact behind model.ptxas_unroll, checked live when Triton is installed: compile
+    examples/layernorm.py for sm_90 and count the global loads of pass 1 in the SASS (before the first
+    barrier of the tl.sum). Unrolled ×4 with a 2- and a 1-iteration tail: 4 + 2 + 1 = 7 loads at 4 fp16 per
+    thread; not unrolled at 16 per thread (two 16-B loads)."""
+    import importlib.util
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    import pytest
+    triton = pytest.importorskip("triton", reason="the SASS check needs the kernlint[triton] extra")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
+    if not os.path.exists(nvdisasm):
+        pytest.skip("Triton's bundled nvdisasm is missing")
+    text = (ROOT / "examples/layernorm.py").read_text().replace("import torch\n", "")
+    text = text.split("\ndef layer_norm(")[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "layernorm_scratch.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location("layernorm_scratch", path)
+        assert spec and spec.loader
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sig = {"X": "*fp16", "Y": "*fp16", "W": "*fp32", "B": "*fp32", "Mean": "*fp32", "Rstd": "*fp32",
+               "row_stride": "i32", "N": "i32", "eps": "fp32", "BLOCK_SIZE": "constexpr"}
+        attrs = {(i,): [["tt.divisibility", 16]] for i in range(8)}
+
+        def pass_one_loads(warps: int) -> int:
+            k = triton.compile(ASTSource(mod.layernorm_fwd_kernel, sig, {"BLOCK_SIZE": 1024}, attrs),
+                               target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": 1})
+            cubin = Path(tmp) / f"k{warps}.cubin"
+            cubin.write_bytes(k.asm["cubin"])
+            sass = subprocess.run([nvdisasm, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+            head = sass.split("BAR.SYNC")[0]
+            return len(re.findall(r"\bLDG\.", head))
+
+        assert pass_one_loads(8) == 4 + 2 + 1
+        assert pass_one_loads(2) == 2
