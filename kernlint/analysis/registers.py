@@ -18,6 +18,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_streams import sink_loads
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
@@ -166,6 +167,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
+    sink_loads(live, costs)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env).items():
         costs[vid] *= copies

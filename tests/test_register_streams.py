@@ -1,0 +1,75 @@
+"""The sunk-load register rule (kernlint/analysis/register_streams.py) against ptxas register counts of the
+micro kernels in tests/truth/streamed_loads.py (Triton 3.9.0, sm_90, 4 warps, num_stages 1, N divisible
+by 16), recorded here and re-measured live when Triton is installed."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from conftest import ROOT
+
+from kernlint.analysis.liveness import compute_liveness
+from kernlint.analysis.register_streams import sunk_loads
+from kernlint.api import Settings, lint_paths
+
+FILE = ROOT / "tests/truth/streamed_loads.py"
+# (kernel, dtype, BLOCK) → ptxas registers; BLOCK / 128 elements per thread
+PTXAS = {
+    ("three_loads", "fp32", 2048): 34, ("three_loads", "fp32", 4096): 62, ("three_loads", "fp32", 8192): 140,
+    ("two_loads", "fp32", 4096): 52, ("two_loads", "fp32", 8192): 116,
+    ("three_loads", "bf16", 8192): 66, ("two_loads", "bf16", 8192): 54,
+}
+
+
+def _args(dtype: str) -> dict[str, str]:
+    return {"X": f"*{dtype}", "W": f"*{dtype}", "B": f"*{dtype}", "Y": f"*{dtype}", "N": "i32"}
+
+
+def _estimates(dtype: str) -> dict[tuple[str, int], int]:
+    configs = tuple({"BLOCK": b, "num_warps": 4, "num_stages": 1} for b in (2048, 4096, 8192))
+    res = lint_paths([str(FILE)], Settings(targets=("h100",), cli_configs=configs, arg_types=_args(dtype)))
+    return {(k.jit.name, e.config.constexprs["BLOCK"]): e.registers.allocated
+            for f in res.files for k in f.kernels for e in k.estimates if e.config.origin == "cli"}
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_sunk_loads_within_15_percent_of_ptxas(dtype: str) -> None:
+    est = _estimates(dtype)
+    for (name, dt, block), regs in PTXAS.items():
+        if dt != dtype:
+            continue
+        got = est[(name, block)]
+        assert abs(got - regs) / regs <= 0.15, (name, dtype, block, got, regs)
+        # every loaded tile held whole would need (loads × BLOCK/128 × bytes/4) data registers alone:
+        # three fp32 tiles at 64 per thread = 192 > 140 measured, which the rule must stay below
+        whole = {"three_loads": 3, "two_loads": 2}[name] * (block // 128) * (4 if dtype == "fp32" else 2) / 4
+        if block == 8192:
+            assert got < whole + 8
+
+
+def test_groups_need_one_store_and_element_wise_readers() -> None:
+    res = lint_paths([str(FILE)], Settings(targets=("h100",), arg_types=_args("fp32")))
+    kernels = {k.jit.name: k for f in res.files for k in f.kernels}
+    env = {"BLOCK": 4096}
+    assert len(sunk_loads(compute_liveness(kernels["three_loads"].ir, env))) == 1
+    assert len(sunk_loads(compute_liveness(kernels["two_loads"].ir, env))) == 1
+    # `h = x + w` feeds two stores: not counted (conservative: ptxas measured 52 and 96 registers at 32 and
+    # 64 fp32 per thread, kernlint says 75 and 136; geglu_tanh_bwd's two in-place stores need the rule off)
+    assert sunk_loads(compute_liveness(kernels["sum_stored_and_reused"].ir, env)) == []
+
+
+def test_recorded_ptxas_counts_are_real() -> None:
+    """Re-measure two of the recorded counts when the kernlint[triton] extra is installed."""
+    pytest.importorskip("triton", reason="needs the kernlint[triton] extra")
+    from kernlint.calibrate.triton_compile import compile_jit
+
+    spec = importlib.util.spec_from_file_location("streamed_loads", FILE)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name, dtype, block in (("three_loads", "fp32", 4096), ("two_loads", "bf16", 8192)):
+        out = compile_jit(getattr(mod, name), _args(dtype), {"BLOCK": block}, {"num_warps": 4, "num_stages": 1},
+                          90, 600)
+        assert out.get("error") is None, out.get("error")
+        # ptxas releases differ by a few registers; the bundled one of Triton 3.9 gave exactly PTXAS
+        assert abs(out["regs"] - PTXAS[(name, dtype, block)]) <= 4, (name, out["regs"])
