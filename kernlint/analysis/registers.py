@@ -18,7 +18,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
-from kernlint.analysis.register_streams import sink_loads
+from kernlint.analysis.register_streams import reduction_tree, sink_loads
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
@@ -123,7 +123,7 @@ def index_cost(value: Value, env: Mapping[str, Any], threads: int, model: Regist
 
 
 def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
-                       num_warps: int, maxnreg: int | None, num_stages: int = 1) -> RegisterEstimate:
+                       num_warps: int, maxnreg: int | None, num_stages: int = 1, sink: bool = True) -> RegisterEstimate:
     model = MODELS[spec.tensor_core]
     threads = 32 * num_warps
     in_smem = {v.id for d in dots if d.async_mma for v in (*d.pipelined_operands, *d.operand_views)}
@@ -167,7 +167,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
-    sink_loads(live, costs)
+    if sink:
+        sink_loads(live, costs)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env).items():
         costs[vid] *= copies
@@ -180,6 +181,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             if v.id in in_tmem:
                 full = tile_cost(v, env, threads, model) or 0.0
                 transient[i] = transient.get(i, 0.0) + full * model.tmem_epilogue
+        transient[i] = transient.get(i, 0.0) + reduction_tree(live, i, costs)
         if step.op.kind == "elementwise" and step.op.attrs.get("fn") in PHILOX_RESULTS and step.op.result is not None:
             state = _philox_state(step.op.result, env, threads) * model.data_scale
             transient[i] = transient.get(i, 0.0) + max(0.0, state - costs.get(step.op.result.id, 0.0))
