@@ -1,5 +1,5 @@
-"""Register estimates for the constructs of kernlint/analysis/register_access.py, register_unroll.py and the
-Philox rule of registers.py, against ptxas register counts recorded in
+"""Register estimates for the constructs of kernlint/analysis/register_access.py, register_unroll.py, the
+scan rule of register_streams.py and the Philox rule of registers.py, against ptxas register counts recorded in
 benchmarks/truth/suite-triton-3.9.json and triton-3.9.json (Triton 3.9)."""
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ CASES = [
     ("causal_conv1d_fwd_kernel", "h100", {"BLOCK_L": 64, "BLOCK_D": 64, "num_warps": 4}),
     # B loaded through clamped (non-contiguous) offsets: a 64-bit address and a register per element
     ("persistent_matmul_kernel", "h100", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}),
+    # tl.associative_scan of an (a, b) pair: inputs and outputs live together, the outputs whole (96 vs 59)
+    ("linear_recurrence_kernel", "h100", {"BLOCK_T": 64, "BLOCK_D": 32, "num_warps": 4}),
+    ("linear_recurrence_kernel", "b200", {"BLOCK_T": 128, "BLOCK_D": 32, "num_warps": 4}),
 ]
 
 

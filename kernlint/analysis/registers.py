@@ -18,7 +18,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
-from kernlint.analysis.register_streams import reduction_tree, sink_loads
+from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
@@ -167,8 +167,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
-    if sink:
-        sink_loads(live, costs)
+    sink_loads(live, costs, enabled=sink)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env).items():
         costs[vid] *= copies
@@ -305,8 +304,9 @@ def _streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) -
                     uses.setdefault(v.id, {})[-step.op.id] = "view"
     out: set[int] = set()
     held = _held_across_iterations(live)
+    scanned = scan_results(live)   # written whole by a scan before any element is read
     for vid, value in live.values.items():
-        if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held:
+        if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held or vid in scanned:
             continue
         kinds = list(uses.get(vid, {}).values())
         if len(kinds) == 1 and kinds[0] in _STREAMING_USERS:
