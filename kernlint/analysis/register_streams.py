@@ -19,7 +19,11 @@ looped two-load chain is left alone, as measured, but other terms miss 10-30 %).
 """
 from __future__ import annotations
 
-from kernlint.analysis.liveness import Liveness, derived
+from collections.abc import Iterable
+
+from kernlint.analysis.liveness import Liveness, derived, walk_back
+from kernlint.analysis.placement import _producer_map
+from kernlint.ir.nodes import Op, Value
 
 _CHAIN = ("elementwise", "cast")
 _STREAM_USERS = ("elementwise", "cast", "store")
@@ -45,7 +49,7 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
     in the store's block, where every tile of the chain is read only by element-wise ops and stores (a tile
     a reduction also reads — fused_add_rmsnorm's `h = x + residual`, stored and normalised — is
     materialised whole), and that feed no other store."""
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = _producer_map(live)
     where = {s.op.id: s.loops for s in live.steps if not s.is_end}
     kinds = {s.op.id: s.op.kind for s in live.steps if not s.is_end}
     users: dict[int, set[int]] = {}
@@ -59,25 +63,26 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
         if step.is_end or op.kind != "store" or len(op.operands) < 2 or not op.operands[1].shape:
             continue
         loads: set[int] = set()
-        tiles, stack, seen, ok = [], [op.operands[1]], set(), True
-        while stack and ok and len(seen) < 64:
-            v = stack.pop()
-            if v.id in seen:
-                continue
-            seen.add(v.id)
-            p = producers.get(v.id)
-            if p is None or not v.shape:
-                continue
+        tiles: list[Value] = []
+        outside = False   # a load of another block (before the loop) feeds the chain
+
+        def visit(p: Op, v: Value) -> Iterable[Value]:
+            nonlocal outside
+            if not v.shape:
+                return ()
             if p.kind == "load":
-                ok = where.get(p.id) == step.loops
+                outside |= where.get(p.id) != step.loops
                 loads.add(v.id)
                 tiles.append(v)
             elif p.kind in _CHAIN:
                 tiles.append(v)
-                stack.extend(p.operands)
+                return p.operands
+            return ()
+
+        walk_back(op.operands[1], producers, 64, visit)
         streaming = all(kinds.get(u) in _STREAM_USERS and where.get(u) == step.loops
                         for v in tiles for u in users.get(v.id, ()))
-        if not (ok and streaming and loads):
+        if outside or not (streaming and loads):
             continue
         stores = 1
         for g in [g for g in groups if g[0] & loads]:

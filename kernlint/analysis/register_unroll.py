@@ -42,7 +42,7 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any]) -> dict[int, int]:
         # A store or atomic in the body may alias the next iteration's loads (pointers carry no aliasing
         # facts), so the loads stay behind it and one iteration's tiles are live at a time (examples/rope.py,
         # in-place rotation over static_range head blocks: measured 32-44 registers, one iteration's tiles).
-        if any(inner.kind in ("store", "atomic") for inner in _walk(body)):
+        if any(inner.kind in ("store", "atomic") for inner in walk_ops(body)):
             continue
         for inner in body:
             if inner.kind == "load" and inner.result is not None and not _depends_on(inner, carried, producers):
@@ -50,12 +50,13 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any]) -> dict[int, int]:
     return out
 
 
-def _walk(ops: tuple[Op, ...]) -> list[Op]:
+def walk_ops(ops: tuple[Op, ...] | list[Op]) -> list[Op]:
+    """`ops` and every op nested in their regions, in program order."""
     out: list[Op] = []
     for op in ops:
         out.append(op)
         for region in op.regions:
-            out.extend(_walk(region.ops))
+            out.extend(walk_ops(region.ops))
     return out
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.estimate import KernelEstimate
+from kernlint.analysis.register_unroll import walk_ops
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR, Op, element_bytes, is_pointer, pointee
 from kernlint.recommend.source import KernelSource, trip_count
@@ -229,12 +230,7 @@ def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], d
     best cross-entropy config instead of 0.96.
     Dot loops are Triton's software pipeline's business (num_stages), not this."""
     body = [op for region in loop.regions for op in region.ops]
-    nested, todo = [], list(body)
-    while todo:
-        op = todo.pop()
-        nested.append(op.kind)
-        todo += [o for region in op.regions for o in region.ops]
-    if any(k in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for k in nested):
+    if any(op.kind in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for op in walk_ops(body)):
         return 1
     per_thread = 0.0
     for op in body:
