@@ -68,10 +68,11 @@ def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all"
             kw, w, s = json.loads(key)
             c = core._evaluate(k, src, spec, {**space.fixed, **dict(kw)}, w, s, env)
             if c is not None:
-                scored.append((core._rank_key(c), us, key))
+                scored.append((c, us, key))
         if not scored:
             continue
-        scored.sort()
+        order = {id(c): i for i, c in enumerate(core.rank([c for c, _, _ in scored]))}
+        scored.sort(key=lambda t: order[id(t[0])])
         best = min(us for _, us, _ in scored)
         out.append(dict(file=file, kernel=name, shape=r["shape"], split=split_of(idx),
                         pick=scored[0][2], pick_us=scored[0][1], best_us=best, ratio=best / scored[0][1],
