@@ -284,12 +284,15 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
                     c.in_author_space = not outside
                     c.outside = outside
                     cands.append(c)
+    authors = []
     for p in space.author_points:
         if not p.unknown:
             vals = {**space.fixed, **{k: v for k, v in p.constexprs.items() if k in kernel.ir.constexprs}}
             a = _evaluate(kernel, src, spec, vals, p.num_warps, p.num_stages, env)
-            if a and (rec.author is None or a.score.time_us < rec.author.score.time_us):
-                rec.author = a
+            if a:
+                authors.append(a)
+    # the author's config the model ranks first, by the same rule (ties included) as the search
+    rec.author = rank(authors)[0] if authors else None
     rec.author_tuned = any(p.origin == "autotune" for p in space.author_points)
     return finish(rec, cands, top_k)
 
@@ -325,10 +328,18 @@ def _tie_key(c: Candidate) -> tuple[bool, int, int, float]:
     # Near the cap, the register file is the limit the time model does not see: H200 runs 12-14, attention
     # 128×64 at 4 warps (226 of 255 registers) and at 8 warps (126) are modelled within 0.01 % of each other
     # and 4 warps measured 2-7 % slower on every shape (one warpgroup cannot overlap its softmax with the
-    # next wgmma). So a config above 85 % of its budget yields to an equal-time one below it.
+    # next wgmma); run 15 with 8 warps: attention 0.974 -> 0.995 of the best. So a config above 85 % of its
+    # budget yields to a near-equal one below it, and then fewer stages and warps win (cheaper to compile).
+    # That also moved six matmul shapes from BLOCK_K 32 · 7 stages to 64 · 4 on 0.07 % modelled gaps: a coin
+    # flip on the GPU (run 15 live 0.979 -> 0.960, but replaying all 15 runs 0.968 -> 0.972 for bf16).
     r = c.estimate.registers
     tight = bool(r and r.budget and r.allocated > TIGHT_REGISTERS * r.budget)
-    return (tight, c.num_stages, c.num_warps, c.score.time_us)
+    # Streaming row kernels (no dot, no reduction inside a loop) prefer more warps per CTA: CPU replay of H200
+    # runs 1-15, swiglu 0.952 -> 0.967 (4096 × 11000: 512 · 4 warps at 0.91 -> 1024 · 8 at 0.96, every run),
+    # layernorm 0.947 -> 0.952, nothing worse; with cross-entropy's in-loop reductions it lost 2.5 % (1024 ×
+    # 128256: 4096 · 4 -> 8192 · 8 warps, every run) — more warps, more barrier traffic per iteration.
+    warps = -c.num_warps if c.score.wide_ties else c.num_warps
+    return (tight, c.num_stages, warps, c.score.time_us)
 
 
 def rank(cands: list[Candidate]) -> list[Candidate]:

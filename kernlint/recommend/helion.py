@@ -291,7 +291,7 @@ def evaluate(target: HelionTarget, config: dict[str, Any], spec: Any, bucket: Ma
 
 def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k: int = 5) -> Any:
     """Ranked feasible `helion.Config`s for one GPU and shape bucket (a kernlint.recommend.core.Recommendation)."""
-    from kernlint.recommend.core import Recommendation, finish
+    from kernlint.recommend.core import Recommendation, finish, rank
 
     rec = Recommendation(f"{target.kernel.module}.{target.kernel.qualname}", spec.key, dict(bucket))
     if target.ir.unmodelled:
@@ -317,13 +317,9 @@ def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k:
                     c = evaluate(target, {**cfg, "num_warps": nw, "num_stages": ns}, spec, bucket, rec.rejected)
                     if c is not None:
                         cands.append(c)
-    for p in target.points:
-        if p.unknown:
-            continue
-        cfg = author_config(target, p)
-        a = evaluate(target, cfg, spec, bucket)
-        if a and (rec.author is None or a.score.time_us < rec.author.score.time_us):
-            rec.author = a
+    authors = [a for p in target.points if not p.unknown
+               if (a := evaluate(target, author_config(target, p), spec, bucket)) is not None]
+    rec.author = rank(authors)[0] if authors else None
     return finish(rec, cands, top_k)
 
 

@@ -74,6 +74,7 @@ class Work:
     # per straight-line body or unpipelined loop: (bytes it moves per CTA, bytes one CTA has in flight
     # per round trip) — each loop's memory efficiency from its own bytes in flight (Little's law)
     segments: tuple[tuple[float, float], ...] = ()
+    loop_reduces: bool = False  # a loop body reduces or scans across its tile (a barrier per iteration)
 
 
 def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
@@ -130,7 +131,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     sweeps: dict[str, list[tuple[int, float]]] = {}   # pointer argument → (loop line, bytes) per looped load
     unknown: list[int] = []
     segments: list[tuple[float, float]] = []
-    has_loop = False
+    has_loop = loop_reduces = False
     dot_inputs: set[int] = set()
     defs: dict[int, Op] = {}
     for op, _ in ir.walk():
@@ -150,7 +151,8 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         return None
 
     def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0, unroll: int = 1) -> None:
-        nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar
+        nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar, \
+            loop_reduces
         body_bytes = 0.0
         loads = 0
         for op in ops_:
@@ -167,6 +169,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             for region in op.regions:
                 visit(region.ops, mult, depth, loop)
             res = op.result
+            loop_reduces = loop_reduces or (depth > 0 and op.kind in ("reduce", "scan"))
             if op.kind == "dot" and res is not None:
                 m, n, k = (_val(op.attrs.get(x), env) for x in ("M", "N", "K"))
                 flops += 2.0 * m * n * k * mult
@@ -210,7 +213,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     # Triton's software pipeliner multi-buffers the loads that feed a tl.dot; other loop loads are not
     # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
     return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
-                iter_elems, tuple(unknown), wavefronts, scalar, reread, footprint, tuple(segments))
+                iter_elems, tuple(unknown), wavefronts, scalar, reread, footprint, tuple(segments), loop_reduces)
 
 
 PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (then a 2- and a 1-iteration tail)
@@ -260,6 +263,9 @@ class Score:
     ctas: int | None
     bound: str
     notes: tuple[str, ...]
+    # streaming kernel (no tl.dot, no reduction inside a loop): between configs the model cannot separate,
+    # the one with more warps per CTA is measured faster (core._tie_key says where)
+    wide_ties: bool = False
 
     def rationale(self) -> str:
         t = ", ".join(f"{k} {v:.2f}" for k, v in self.terms.items())
@@ -348,4 +354,5 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
         notes.append(f"{in_flight / 1024:.0f} KiB in flight per SM covers {mem_eff:.0%} of the latency")
     if work.unknown_trips:
         notes.append("loop trip count unknown at line(s) " + ",".join(map(str, work.unknown_trips)) + ": assumed 8")
-    return Score(LAUNCH_US + waves * wave, terms, waves, ctas, bound, tuple(notes))
+    return Score(LAUNCH_US + waves * wave, terms, waves, ctas, bound, tuple(notes),
+                 wide_ties=not work.flops and not work.loop_reduces)

@@ -1,0 +1,48 @@
+"""core.rank: modelled times within NEAR_TIE are a tie; the tie-break is the measured H200 preference
+(below 85 % of the register budget first, then fewer stages, then more warps for streaming kernels and
+fewer for the rest). Candidates are hand-built: only the fields rank reads."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from kernlint.recommend.core import NEAR_TIE, TIGHT_REGISTERS, rank
+
+
+def cand(name: str, time_us: float, warps: int, stages: int = 1, regs: int = 64, budget: int = 255,
+         wide: bool = False, spill: int = 0) -> Any:
+    regs_ns = SimpleNamespace(allocated=regs, budget=budget, spill_bytes=spill)
+    return SimpleNamespace(name=name, num_warps=warps, num_stages=stages,
+                           estimate=SimpleNamespace(registers=regs_ns),
+                           score=SimpleNamespace(time_us=time_us, wide_ties=wide))
+
+
+def names(cands: list[Any]) -> list[str]:
+    return [c.name for c in rank(cands)]
+
+
+def test_a_config_near_its_register_cap_yields_to_an_equal_time_one() -> None:
+    # attention 128×64: 226 of 255 registers at 4 warps, 126 at 8 warps, modelled 0.001 µs apart
+    assert 226 > TIGHT_REGISTERS * 255 and 126 < TIGHT_REGISTERS * 255
+    four = cand("w4", 44.579, 4, stages=6, regs=226)
+    eight = cand("w8", 44.580, 8, stages=6, regs=126)
+    assert names([four, eight]) == ["w8", "w4"]
+
+
+def test_outside_the_tie_window_the_model_decides() -> None:
+    fast = cand("fast", 100.0, 4, regs=230)
+    slower = cand("slower", 100.0 * (1 + 2 * NEAR_TIE), 8, regs=100)   # 0.6 % slower: not a tie
+    assert names([slower, fast]) == ["fast", "slower"]
+
+
+def test_streaming_kernels_prefer_more_warps_others_fewer() -> None:
+    a, b = (83.75, 2), (83.80, 4)     # swiglu 2048 · 4 warps vs 4096 · 8 warps: 0.06 % apart
+    assert names([cand("few", a[0], a[1], wide=True), cand("many", b[0], b[1], wide=True)]) == ["many", "few"]
+    assert names([cand("few", a[0], a[1]), cand("many", b[0], b[1])]) == ["few", "many"]
+
+
+def test_fewer_stages_win_a_tie_and_spilling_configs_stay_last() -> None:
+    deep = cand("s7", 196.30, 8, stages=7)
+    shallow = cand("s4", 196.44, 8, stages=4)            # 0.07 % slower
+    spiller = cand("spill", 150.0, 8, stages=1, spill=64)
+    assert names([deep, spiller, shallow]) == ["s4", "s7", "spill"]
