@@ -324,22 +324,27 @@ def _rank_key(c: Candidate) -> tuple[bool, float, float, int, int]:
     return (spill > 0, round(c.score.time_us, 3), spill, c.num_stages, c.num_warps)
 
 
-def _tie_key(c: Candidate) -> tuple[bool, int, int, float]:
+def _tie_key(c: Candidate) -> tuple[Any, ...]:
+    """Order among candidates the model cannot separate (modelled times within NEAR_TIE)."""
     # Near the cap, the register file is the limit the time model does not see: H200 runs 12-14, attention
     # 128×64 at 4 warps (226 of 255 registers) and at 8 warps (126) are modelled within 0.01 % of each other
     # and 4 warps measured 2-7 % slower on every shape (one warpgroup cannot overlap its softmax with the
-    # next wgmma); run 15 with 8 warps: attention 0.974 -> 0.995 of the best. So a config above 85 % of its
-    # budget yields to a near-equal one below it, and then fewer stages and warps win (cheaper to compile).
-    # That also moved six matmul shapes from BLOCK_K 32 · 7 stages to 64 · 4 on 0.07 % modelled gaps: a coin
-    # flip on the GPU (run 15 live 0.979 -> 0.960, but replaying all 15 runs 0.968 -> 0.972 for bf16).
+    # next wgmma); runs 15-16 with 8 warps: attention 0.974 -> 0.995 of the best. So a config above 85 % of
+    # its budget yields to a near-equal one below it.
     r = c.estimate.registers
     tight = bool(r and r.budget and r.allocated > TIGHT_REGISTERS * r.budget)
-    # Streaming row kernels (no dot, no reduction inside a loop) prefer more warps per CTA: CPU replay of H200
-    # runs 1-15, swiglu 0.952 -> 0.967 (4096 × 11000: 512 · 4 warps at 0.91 -> 1024 · 8 at 0.96, every run),
-    # layernorm 0.947 -> 0.952, nothing worse; with cross-entropy's in-loop reductions it lost 2.5 % (1024 ×
-    # 128256: 4096 · 4 -> 8192 · 8 warps, every run) — more warps, more barrier traffic per iteration.
-    warps = -c.num_warps if c.score.wide_ties else c.num_warps
-    return (tight, c.num_stages, warps, c.score.time_us)
+    if not c.score.wide_ties:
+        # Otherwise dot kernels keep the model's order: preferring fewer stages moved six matmul shapes from
+        # BLOCK_K 32 · 7 stages to 64 · 4 on 0.07 % modelled gaps, and over runs 13-16 the deeper pipeline
+        # was ahead on five of them by 1.5-3 % (behind by 5 % on one, 256 × 16384 × 2048).
+        return (tight, *_rank_key(c))
+    # Streaming row kernels (no dot, no reduction inside a loop) prefer fewer stages (their loops are not
+    # pipelined: stage variants are the same kernel) and more warps per CTA: CPU replay of H200 runs 1-15,
+    # swiglu 0.952 -> 0.967 (4096 × 11000: 512 · 4 warps at 0.91 -> 1024 · 8 at 0.96, every run), layernorm
+    # 0.947 -> 0.952, nothing worse; run 16 live: layernorm 8192 × 3072 0.904 -> 0.961, 4096 × 5000 0.886 ->
+    # 0.911. With cross-entropy's in-loop reductions it lost 2.5 % (1024 × 128256: 4096 · 4 -> 8192 · 8
+    # warps, every run): more warps, more barrier traffic per iteration.
+    return (tight, c.num_stages, -c.num_warps, c.score.time_us)
 
 
 def rank(cands: list[Candidate]) -> list[Candidate]:

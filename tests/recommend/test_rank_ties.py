@@ -1,6 +1,6 @@
 """core.rank: modelled times within NEAR_TIE are a tie; the tie-break is the measured H200 preference
-(below 85 % of the register budget first, then fewer stages, then more warps for streaming kernels and
-fewer for the rest). Candidates are hand-built: only the fields rank reads."""
+(below 85 % of the register budget first; then, for streaming kernels, fewer stages and more warps; for
+the rest the model's own order). Candidates are hand-built: only the fields rank reads."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -35,14 +35,18 @@ def test_outside_the_tie_window_the_model_decides() -> None:
     assert names([slower, fast]) == ["fast", "slower"]
 
 
-def test_streaming_kernels_prefer_more_warps_others_fewer() -> None:
-    a, b = (83.75, 2), (83.80, 4)     # swiglu 2048 · 4 warps vs 4096 · 8 warps: 0.06 % apart
-    assert names([cand("few", a[0], a[1], wide=True), cand("many", b[0], b[1], wide=True)]) == ["many", "few"]
-    assert names([cand("few", a[0], a[1]), cand("many", b[0], b[1])]) == ["few", "many"]
+def test_streaming_kernels_prefer_more_warps_and_fewer_stages_in_a_tie() -> None:
+    few = cand("few", 83.75, 2, wide=True)      # swiglu 2048 · 4 warps vs 4096 · 8 warps: 0.06 % apart
+    many = cand("many", 83.80, 4, wide=True)
+    assert names([few, many]) == ["many", "few"]
+    deep = cand("s3", 83.70, 4, stages=3, wide=True)
+    assert names([deep, few, many]) == ["many", "few", "s3"]
 
 
-def test_fewer_stages_win_a_tie_and_spilling_configs_stay_last() -> None:
-    deep = cand("s7", 196.30, 8, stages=7)
-    shallow = cand("s4", 196.44, 8, stages=4)            # 0.07 % slower
+def test_dot_kernels_keep_the_model_order_in_a_tie_and_spilling_configs_stay_last() -> None:
+    deep = cand("s7", 196.30, 8, stages=7)      # matmul BLOCK_K 32 · 7 stages vs 64 · 4: 0.07 % apart
+    shallow = cand("s4", 196.44, 8, stages=4)
     spiller = cand("spill", 150.0, 8, stages=1, spill=64)
-    assert names([deep, spiller, shallow]) == ["s4", "s7", "spill"]
+    assert names([shallow, spiller, deep]) == ["s7", "s4", "spill"]
+    # exact ties (warps the model does not separate) go to fewer warps
+    assert names([cand("w16", 16.51, 16), cand("w8", 16.51, 8)]) == ["w8", "w16"]
