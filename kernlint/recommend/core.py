@@ -35,8 +35,7 @@ UNKNOWN_BUCKETS = (1024, 4096, 16384)
 # pick 1024·w2 and measured 3% faster), while real wins over the author (matmul 1.1-1.5×) were modelled as
 # 10-40% gains.
 AUTHOR_MARGIN = 0.05
-# Modelled times closer than this are a tie (CPU replay of H200 runs 1-14: the same picks for 0.1-0.5 %;
-# at 1 % the stage/warp tie-break starts to override real differences, attention 0.986 -> 0.948).
+# Modelled times closer than this are a tie (`_tie_key`; CPU replay: same picks for 0.1-0.5 %, not at 1 %)
 NEAR_TIE = 0.003
 TIGHT_REGISTERS = 0.85
 
