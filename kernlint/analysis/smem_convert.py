@@ -188,6 +188,20 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
             nbytes = store_conversion_fallback(op, live, producers, env, num_warps)
             if nbytes:
                 out.append(Conversion(nbytes, op.line, "fp32 store of a tile computed from 16-bit loads", loop))
+        elif op.kind == "store" and op.id in accesses and len(op.operands) > 1 and \
+                (half := _interleave_operand(op.operands[1], producers, env)) is not None:
+            # tl.interleave(a, b) = join + reshape: each thread holds its a/b pairs side by side, a layout
+            # the (unvectorised) store does not have, and a reshape is never rematerialised, so the
+            # conversion stays whatever the loads cost (measured Triton 3.9, bitsandbytes dequant_4bit /
+            # dequant_fp4: convert_layout of the [N, 2] join, 2N × element bytes, sm_80/90/100)
+            found = source(half)
+            src = src_layout("load", found[1]) if found is not None and found[0] == "load" else None
+            if src is not None and len(src.shape) == 1:
+                spt, order = layouts[op.id]
+                dst = blocked(accesses[op.id].shape, spt, order, num_warps)
+                # converted before the store's cast: in the interleaved values' own type (fp32 in dequant_fp4)
+                add(_interleaved(src), dst, max(8, int(8 * element_bytes(half.dtype))), op.line, loop,
+                    "interleaved pairs to the store's layout")
         elif op.kind == "store" and op.id in accesses and len(op.operands) > 1:
             found = source(op.operands[1])
             if found is None:
@@ -227,6 +241,38 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 bits = max(8, int(8 * element_bytes(vec.dtype)))
                 add(src, dst, bits, op.line, loop, "vector broadcast into a tile")
     return out
+
+
+def _interleave_operand(value: Value, producers: Mapping[int, Op], env: Mapping[str, Any]) -> Value | None:
+    """The first operand of the 1-D `tl.interleave` (join of two [N] tiles reshaped to [2N]) that a stored
+    value is computed from element-wise, or None."""
+    shape = tile_shape(value, env)
+    stack, seen = [value], set()
+    while stack and len(seen) < 32:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        op = producers.get(v.id)
+        if op is None:
+            continue
+        if op.kind == "reshape" and op.operands:
+            join = producers.get(op.operands[0].id)
+            if join is not None and join.kind == "join" and join.operands and len(join.operands[0].shape) == 1:
+                return join.operands[0]
+            return None
+        if op.kind in _PASS_THROUGH:
+            stack.extend(x for x in op.operands if x.shape and tile_shape(x, env) == shape)
+    return None
+
+
+def _interleaved(half: Layout) -> Layout:
+    """Layout of interleave(a, b) with a, b in the 1-D layout `half`: the pair is the lowest register bit,
+    every other basis moves up one position (tt.join adds a size-2 register dim, tt.reshape flattens it)."""
+    def up(b: tuple[int, ...]) -> tuple[int, ...]:
+        return (2 * b[0],)
+    return Layout((2 * half.shape[0],), ((1,), *map(up, half.reg)), tuple(map(up, half.lane)),
+                  tuple(map(up, half.warp)))
 
 
 def _broadcast_vector(x: Value, out_shape: tuple[int, ...], producers: Mapping[int, Op],

@@ -337,9 +337,13 @@ def _reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env:
     uses = []
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "store" or len(op.operands) < 2:
+        if step.is_end or op.kind not in ("store", "atomic") or len(op.operands) < 2:
             continue
         ptr, value = op.operands[0], op.operands[1]
+        # an atomic is not vectorised (sizePerThread 1) and converts the value already cast to the pointee
+        # type (measured Triton 3.9, mamba-ssm _chunk_cumsum_bwd_kernel: tl.sum → truncf → convert_layout →
+        # tt.atomic_rmw fadd on 64 fp16 = 128 B, sm_80/90/100)
+        atomic = op.kind == "atomic"
         dims = _dims(value, env)
         if not dims or len(dims) != 1 or ptr.shape != value.shape:
             continue
@@ -348,13 +352,15 @@ def _reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env:
             continue
         parent, axis = source
         sliced_warps = tuple(k for d, kinds in enumerate(parent.bits) if d != axis for k in kinds)
-        own = max(1, int(16 // element_bytes(pointee(ptr.dtype))))
+        own = 1 if atomic else max(1, int(16 // element_bytes(pointee(ptr.dtype))))
         store_layout = blocked_layout(dims, size_per_thread(dims, memory, num_warps, own), num_warps)
         if store_layout is None or _warp_positions(sliced_warps) == _warp_positions(store_layout.bits[0]):
             continue
-        nbytes = dims[0] * int(element_bytes(value.dtype))
-        uses.append(ScratchUse(step.loops[-1] if step.loops else None, "reduced tile to store layout",
-                               nbytes, f"{dims[0]} × {element_bytes(value.dtype):g} B", op.line))
+        ebytes = element_bytes(pointee(ptr.dtype) if atomic else value.dtype)
+        nbytes = dims[0] * int(ebytes)
+        uses.append(ScratchUse(step.loops[-1] if step.loops else None,
+                               "reduced tile to atomic layout" if atomic else "reduced tile to store layout",
+                               nbytes, f"{dims[0]} × {ebytes:g} B", op.line))
     return uses
 
 

@@ -58,6 +58,13 @@ def python_scalar_dtype(value: object) -> str | None:
     return None
 
 
+def literal_dtype(entry: object) -> str | None:
+    """The tensor type a Python literal becomes on its own (not next to a tile): 1.0 → fp32, 1 → i32, True → i1;
+    `entry` is a lowering entry (a CV holding a Const), anything else → None."""
+    c = getattr(getattr(entry, "expr", None), "value", None)
+    return "i1" if isinstance(c, bool) else "fp32" if isinstance(c, float) else "i32" if isinstance(c, int) else None
+
+
 def parse_arg_type(spec: str) -> str:
     """`*fp16` → `ptr<fp16>`, `i32` → `i32`, `fp32` → `fp32` (Triton's AOT signature syntax)."""
     spec = spec.strip()

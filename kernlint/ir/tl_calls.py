@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from kernlint.ir.dtypes import promote
+from kernlint.ir.dtypes import literal_dtype, promote
 from kernlint.ir.nodes import Value, is_pointer, pointee
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int, binary
 
@@ -233,8 +233,12 @@ def where(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -
     if not values:
         return x
     shape = broadcast_shapes(*(v.shape for v in values))
-    dtype = promote(x.dtype if isinstance(x, Value) else None, y.dtype if isinstance(y, Value) else None)
+    if isinstance(x, Value) or isinstance(y, Value):  # a Python scalar next to a tile takes the tile's type
+        dtype = promote(x.dtype if isinstance(x, Value) else None, y.dtype if isinstance(y, Value) else None)
+    else:  # both scalars become tensors of their own type: tl.where(c, -1.0, 1.0) is fp32 (bitsandbytes fp4)
+        dtype = literal_dtype(x) or literal_dtype(y) or "i32"
     return tile(lo, "elementwise", values, line, shape, dtype, fn="where")
+
 
 
 def elementwise(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
@@ -291,6 +295,9 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
     if kind == "join":
         y = _arg(args, kw, 1, "b")
         return tile(lo, "join", _values(x, y), line, (*x.shape, Const(2)), x.dtype)
+    if kind == "interleave":  # join + reshape of the last dim: [..., N] × 2 → [..., 2N]
+        joined = tile(lo, "join", _values(x, _arg(args, kw, 1, "b")), line, (*x.shape, Const(2)), x.dtype)
+        return tile(lo, "reshape", (joined,), line, (*x.shape[:-1], binary("*", x.shape[-1], Const(2))), x.dtype)
     if kind == "split":
         from kernlint.ir.lower import Tup as _Tup
 
@@ -380,6 +387,7 @@ HANDLERS: dict[str, Handler] = {
     "expand_dims": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="expand_dims"),
     "join": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="join"),
     "split": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="split"),
+    "interleave": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="interleave"),
     "make_block_ptr": make_block_ptr, "advance": advance, "make_tensor_descriptor": make_descriptor,
     "cdiv": cdiv, "associative_scan": scan, "cumsum": scan, "cumprod": scan,
     **{name: _passthrough for name in PASSTHROUGH},
