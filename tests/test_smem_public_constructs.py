@@ -6,7 +6,9 @@ sm_100):
   thread; unless the store is vectorised by the pair, Triton converts the [N, 2] join through shared memory,
   2N elements in the interleaved values' own type (fp32 when a `tl.where` of two float literals took part);
 * a row reduction fed to `tl.atomic_add` (mamba-ssm _chunk_cumsum_bwd_kernel): the sliced result is converted
-  to the atomic's unvectorised 1-D layout, rows × element bytes.
+  to the atomic's unvectorised 1-D layout, rows × element bytes;
+* a row statistic loaded with a stride between two dots (fla parallel_deltaformer_bwd_kernel_u): pipelined
+  into num_stages − 1 shared buffers only when one element is at least 4 bytes (the smallest cp.async).
 """
 from __future__ import annotations
 
@@ -47,6 +49,23 @@ def row_sum_atomic_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr,
     x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :],
                 mask=(rows[:, None] < n_rows) & (cols[None, :] < n_cols), other=0.0)
     tl.atomic_add(out_ptr + rows, tl.sum(x.to(tl.float32), axis=1), mask=rows < n_rows)
+
+
+@triton.jit
+def stat_dot_kernel(q_ptr, k_ptr, v_ptr, lse_ptr, o_ptr, T, H, D: tl.constexpr, BLOCK_C: tl.constexpr,
+                    BLOCK_T: tl.constexpr):
+    o_c = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    o_d = tl.arange(0, D)
+    q = tl.load(q_ptr + o_c[:, None] * D + o_d[None, :])
+    acc = tl.zeros([BLOCK_C, D], dtype=tl.float32)
+    for t in range(0, T, BLOCK_T):
+        o_t = t + tl.arange(0, BLOCK_T)
+        k = tl.load(k_ptr + o_d[:, None] + o_t[None, :] * D)
+        lse = tl.load(lse_ptr + o_t * H)
+        p = tl.math.exp2(tl.dot(q, k) - lse[None, :])
+        v = tl.load(v_ptr + o_t[:, None] * D + o_d[None, :])
+        acc = tl.dot(p.to(v_ptr.dtype.element_ty), v, acc)
+    tl.store(o_ptr + o_c[:, None] * D + o_d[None, :], acc.to(o_ptr.dtype.element_ty))
 '''
 
 ARGS = {
@@ -79,3 +98,23 @@ def test_public_constructs_against_compiles(tmp_path, name: str, config: dict, t
     [kernel] = [k for k in result.files[0].kernels if k.jit.name == name]
     got = {e.target.key: e.smem.total for e in kernel.estimates if e.config.origin == "cli"}
     assert got == {"a100": truth, "h100": truth, "b200": truth}
+
+
+STAT = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "T": "i32", "H": "i32"}
+
+
+@pytest.mark.parametrize("lse,truth", [
+    # Q 8 KiB once; K and V 8 KiB each × (num_stages − 1 = 2) on mma.sync, × num_stages = 3 on wgmma
+    ("*fp16", {"a100": 8192 + 2 * 2 * 8192, "h100": 8192 + 2 * 3 * 8192}),
+    # + the fp32 statistic: 2 buffers × 64 × 4 B
+    ("*fp32", {"a100": 8192 + 2 * 2 * 8192 + 512, "h100": 8192 + 2 * 3 * 8192 + 512}),
+])
+def test_strided_statistic_between_dots(tmp_path, lse: str, truth: dict) -> None:  # type: ignore[no-untyped-def]
+    # Triton 3.9 metadata.shared: fp16 40,960 (sm_80) / 57,344 (sm_90); fp32 41,472 / 57,856
+    path = tmp_path / "probes.py"
+    path.write_text(PROBES)
+    config = {"D": 64, "BLOCK_C": 64, "BLOCK_T": 64, "num_warps": 4, "num_stages": 3}
+    result = lint_paths([str(path)], Settings(targets=("a100", "h100"), cli_configs=(config,),
+                                              arg_types={**STAT, "lse_ptr": lse}))
+    [kernel] = [k for k in result.files[0].kernels if k.jit.name == "stat_dot_kernel"]
+    assert {e.target.key: e.smem.total for e in kernel.estimates if e.config.origin == "cli"} == truth

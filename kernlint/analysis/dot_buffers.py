@@ -41,7 +41,7 @@ from kernlint.analysis.liveness import Liveness, walk_back
 from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
 MMA_BARRIER_BYTES = 16          # one 2 × 8-B mbarrier per tcgen05 MMA of the loop (measured, see above)
@@ -254,6 +254,8 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
                     if op.kind != "load" or op.id in seen or op.result is None or not op.result.shape:
                         continue
                     seen.add(op.id)
+                    if _narrower_than_cp_async(op, producers, env):
+                        continue
                     size = numel(op.result, env)
                     nbytes = int(size * element_bytes(op.result.dtype)) if size else 0
                     out.append(("pipelined load feeding a dot", (stages - 1) * nbytes,
@@ -262,3 +264,14 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
         out.append(("mbarriers", MMA_BARRIER_BYTES * len(loop_dots), f"{len(loop_dots)} MMAs × 16 B",
                     loop_dots[0].op.line))
     return out
+
+
+def _narrower_than_cp_async(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
+    """cp.async copies 4, 8 or 16 bytes, so a load whose contiguous run is under 4 bytes stays a register load
+    and gets no buffer. Measured (Triton 3.9, sm_80/90/100, fla parallel_deltaformer_bwd_kernel_u): the fp16
+    row statistics loaded with stride H (`lse_ptr + o_kv * H`) remain `tt.load`s, while fp32 statistics
+    (attention backward's m and D) are pipelined. Optimistic contiguity: only positive evidence drops it."""
+    info = Contiguity(producers, env, optimistic=True).info(load.operands[0]) if load.operands else None
+    if info is None:
+        return False
+    return max(info[0], default=1) * 8 * element_bytes(pointee(load.operands[0].dtype)) < 32
