@@ -11,12 +11,14 @@ What ptxas does (measured, Triton 3.9: ptxas 12.9 for sm_80/86/89, 13.4 for sm_9
     collapse is a decision of ptxas's optimiser: the same PTX at -O1 or -Ofc=min gets 255 registers and
     3.3 KB of spills; --regAllocOptLevel, -regUsageLevel and -maxrregcount do not change it.
   * the cliff, on a synthetic straight-line kernel that loads K tiles of E fp32 per thread, block-sums them
-    and stores every tile scaled by the sum (all K·E words live at once), 4 warps (budget 255):
+    and stores every tile scaled by the sum (all K·E words live at once; benchmarks/probe_register_collapse.py),
+    4 warps (budget 255):
       sm_90/100: 4×64, 5×64, 9×32 words -> 255 + 108-424 B spills; 10×32, 6×64, 4×128, 2×256, 1×512 -> 32
       sm_80:     4×64 -> 255 + 64 B;   9×32, 5×64, 6×64 ... 1×512 -> 32
     and at 16 warps (budget 128): 4×32, 5×32 -> 128 + 64-420 B; 6×32, 8×32 -> 32 (sm_80 and sm_90): the
     cliff scales with the budget. In kernlint's demand / budget those kernels collapse from 1.25-1.30
-    (sm_90/100) and 1.16-1.30 (sm_80) upward; one tile or many makes no difference.
+    (sm_90/100) and 1.16-1.30 (sm_80) upward; one tile or many makes no difference, nor does a runtime
+    `for` loop around the body (the same kernel in a loop: 5×64 already collapses on sm_90, 4×64 on sm_80).
   * kernels with a `tl.dot` do not follow it: an MMA accumulator is read and written by every mma of the
     K loop, and a wgmma's accumulator must stay in registers while the async group is in flight. Recorded
     truth (benchmarks/truth/triton-3.9.json, suite-triton-3.9.json, triton-3.6.json), dot kernels above
