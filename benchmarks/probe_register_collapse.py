@@ -5,9 +5,11 @@ scaled by the sum, so all K·E words are live at once; ptxas's registers / spill
 printed per (cap, warps, K×E). Needs a venv with Triton (>= 3.5 for its ptxas log), no GPU:
 
     PYTHONPATH=. /work/venv-cal/bin/python benchmarks/probe_register_collapse.py 90 4 4x64 5x64 6x64 9x32 10x32
+    (add --maxnreg=N to compile with Triton's maxnreg option, i.e. a PTX .maxnreg directive)
 
 Triton 3.9, 4 warps (budget 255): sm_90/100 -> 255 registers with 108-424 B spills up to 5×64 / 9×32 words,
 32 registers with 3-6 KB from 10×32 / 6×64 up; sm_80 -> 32 from 9×32 / 5×64; sm_86/89/120 collapse to 40.
+With --maxnreg (128 or 255) ptxas keeps that cap however far over it the kernel is (6×64: 128 / 255).
 """
 from __future__ import annotations
 
@@ -38,7 +40,10 @@ def main(argv: list[str]) -> int:
 
     from kernlint.calibrate.triton_compile import parse_ptxas_log
 
+    maxnreg = [int(a.split("=", 1)[1]) for a in argv if a.startswith("--maxnreg=")]
+    argv = [a for a in argv if not a.startswith("--maxnreg=")]
     cap, warps = int(argv[0]), int(argv[1])
+    options = {"num_warps": warps, **({"maxnreg": maxnreg[0]} if maxnreg else {})}
     knobs.compilation.always_compile = True
     knobs.nvidia.dump_ptxas_log = True
     with tempfile.TemporaryDirectory() as d:
@@ -55,7 +60,7 @@ def main(argv: list[str]) -> int:
                             {"BLOCK": per_thread * 32 * warps}, {(0,): div16, (1,): div16, (2,): div16})
             log = io.StringIO()
             with contextlib.redirect_stdout(log):
-                triton.compile(src, target=GPUTarget("cuda", cap, 32), options={"num_warps": warps})
+                triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
             print(json.dumps({"cap": cap, "warps": warps, "tiles": k, "per_thread": per_thread,
                               "words": k * per_thread, **parse_ptxas_log(log.getvalue())}), flush=True)
     return 0

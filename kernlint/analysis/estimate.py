@@ -93,7 +93,7 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
     regs = estimate_registers(live, dots, env, spec, config.num_warps, config.maxnreg, config.num_stages,
                               sink=not getattr(ir, "rdims", ()))
     # far over the budget ptxas compiles for full occupancy (32 registers) instead: spill_collapse.py
-    regs = apply_spill_collapse(regs, dots, spec)
+    regs = apply_spill_collapse(regs, dots, spec, config.num_warps, config.maxnreg)
     occ = compute_occupancy(spec, config.num_warps, regs.allocated, smem.total)
     confidence = Confidence.ESTIMATE
     if ir.unmodelled or not regs.complete or not smem.complete:

@@ -5,7 +5,10 @@ What ptxas does (measured, Triton 3.9: ptxas 12.9 for sm_80/86/89, 13.4 for sm_9
   * a kernel whose live tiles exceed the budget a little is allocated the budget (255, or 65536 / threads)
     with a few hundred bytes of spill stores; past a cliff it is allocated the register count of *full
     occupancy* instead -- 65536 registers / 2048 threads = 32 on sm_80/90/100, 65536 / 1536 = 42 -> 40 (the
-    8-register granule) on sm_86/89/120 -- with kilobytes of spills and a stack frame holding the tiles
+    8-register granule) on sm_86/89/120, 64 for 1-warp CTAs on sm_80/90 (the 32-CTA limit: 1024 threads)
+    and 80 on sm_89 (24 CTAs: 768 threads); the cliff is higher there, as collapsing buys less occupancy
+    (1 warp, sm_90: 6×64 words keep 255, 8×64 -> 64; sm_89: 8×64 keep 255, 8×128 -> 80)
+    -- with kilobytes of spills and a stack frame holding the tiles
     themselves (vector_add BLOCK 65536, 4 warps, sm_90: 32 registers, 8,456-byte frame = four 2 KiB tiles of
     512 fp32 per thread; the SASS stores every loaded vector to local memory right after its LDG). The
     collapse is a decision of ptxas's optimiser: the same PTX at -O1 or -Ofc=min gets 255 registers and
@@ -46,21 +49,28 @@ COLLAPSE_RATIO = 1.75
 REGISTER_GRANULE = 8  # ptxas allocates registers per thread in multiples of 8 below 255
 
 
-def full_occupancy_registers(spec: GpuSpec) -> int:
-    """Registers per thread that let max_threads_per_sm threads be resident: 32 on sm_80/90/100 (2048
-    threads), 40 on sm_86/89/120 (1536 threads) -- both measured as the collapsed allocation."""
-    per_thread = spec.regs_per_sm // spec.max_threads_per_sm
+def full_occupancy_registers(spec: GpuSpec, num_warps: int) -> int:
+    """Registers per thread that let the most threads be resident: max_threads_per_sm, or fewer when the CTA
+    limit binds first. 32 on sm_80/90/100 (2048 threads), 40 on sm_86/89/120 (1536); with 1 warp per CTA
+    only 32 CTAs x 32 threads fit an sm_80/90 SM, so 64 -- all three measured as the collapsed allocation
+    (benchmarks/probe_register_collapse.py: 8×64 words, 1 warp, sm_80 and sm_90 -> 64 registers)."""
+    threads = min(spec.max_threads_per_sm, spec.max_ctas_per_sm * 32 * num_warps)
+    per_thread = min(spec.max_regs_per_thread, spec.regs_per_sm // threads)
     return per_thread - per_thread % REGISTER_GRANULE
 
 
-def collapses(regs: RegisterEstimate, dots: list[DotPlacement]) -> bool:
-    return not dots and regs.budget > 0 and regs.demand >= COLLAPSE_RATIO * regs.budget
+def collapses(regs: RegisterEstimate, dots: list[DotPlacement], maxnreg: int | None = None) -> bool:
+    # A maxnreg launch option becomes a PTX .maxnreg directive, which ptxas keeps as a hard target: the
+    # synthetic kernel at 6×64 words, 4 warps, sm_90 -> 128 registers under maxnreg=128, 255 under 255.
+    return (maxnreg is None and not dots and regs.budget > 0
+            and regs.demand >= COLLAPSE_RATIO * regs.budget)
 
 
-def apply_spill_collapse(regs: RegisterEstimate, dots: list[DotPlacement], spec: GpuSpec) -> RegisterEstimate:
+def apply_spill_collapse(regs: RegisterEstimate, dots: list[DotPlacement], spec: GpuSpec,
+                         num_warps: int, maxnreg: int | None = None) -> RegisterEstimate:
     """The register estimate with ptxas's collapsed allocation where the rule predicts one."""
-    target = full_occupancy_registers(spec)
-    if not collapses(regs, dots) or target >= regs.budget:
+    target = full_occupancy_registers(spec, num_warps)
+    if not collapses(regs, dots, maxnreg) or target >= regs.budget:
         return regs
     # every tile word above the full-occupancy registers goes through local memory
     return replace(regs, allocated=target, spill_bytes=(regs.demand - target) * 4)
