@@ -67,7 +67,7 @@ class LiveTile:
 @dataclass(frozen=True, slots=True)
 class RegisterEstimate:
     demand: int                   # registers the live set asks for (may exceed the budget)
-    allocated: int                # what ptxas would allocate: min(demand, budget)
+    allocated: int                # what ptxas would allocate: min(demand, budget) (see spill_collapse.py)
     budget: int                   # min(255, 65536 / threads), or maxnreg
     pressure: float               # demand / budget
     spill_bytes: int              # estimated bytes spilled per thread (0 when demand ≤ budget)

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 class Static:
     """The model's numbers for one config (what anchoring corrects)."""
     demand: int          # registers the live set asks for (may exceed budget)
-    allocated: int       # min(demand, budget)
+    allocated: int       # min(demand, budget), or ptxas's collapsed count (analysis/spill_collapse.py)
     budget: int          # registers a thread may use at this num_warps / maxnreg
     smem: int            # bytes of shared memory per CTA
     num_warps: int
@@ -136,6 +136,10 @@ class Anchor:
         w = self.reg_weight(other)
         demand = other.demand * self.reg_ratio ** w
         regs = max(0, min(other.budget, round(demand)))
+        if other.allocated < min(other.demand, other.budget):
+            # the static model predicts ptxas's collapse to full occupancy (analysis/spill_collapse.py): the
+            # anchor's ratio scales the demand, not that count
+            regs = other.allocated
         if self.smem_offset == 0:
             smem, rule = other.smem, "none"
         elif other.num_stages == self.static.num_stages:
