@@ -247,23 +247,20 @@ def _interleave_operand(value: Value, producers: Mapping[int, Op], env: Mapping[
     """The first operand of the 1-D `tl.interleave` (join of two [N] tiles reshaped to [2N]) that a stored
     value is computed from element-wise, or None."""
     shape = tile_shape(value, env)
-    stack, seen = [value], set()
-    while stack and len(seen) < 32:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        op = producers.get(v.id)
-        if op is None:
-            continue
+    found: list[Value] = []
+
+    def visit(op: Op, _: Value) -> Iterable[Value]:
         if op.kind == "reshape" and op.operands:
             join = producers.get(op.operands[0].id)
             if join is not None and join.kind == "join" and join.operands and len(join.operands[0].shape) == 1:
-                return join.operands[0]
-            return None
+                found.append(join.operands[0])
+            return ()
         if op.kind in _PASS_THROUGH:
-            stack.extend(x for x in op.operands if x.shape and tile_shape(x, env) == shape)
-    return None
+            return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
+        return ()
+
+    walk_back(value, producers, 32, visit)
+    return found[0] if found else None
 
 
 def _interleaved(half: Layout) -> Layout:
