@@ -323,9 +323,9 @@ def _held_across_iterations(live: Liveness) -> set[int]:
     (Triton 3.9, rmsnorm_bwd: W_row loaded before the row loop, dW_row carried, bf16, 32 fp32 elements per
     thread): 162-208 registers, not the 95 of the two per-row tiles alone."""
     out = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
-    for vid, (start, end) in live.intervals.items():
-        inner = live.steps[end].loops if end < len(live.steps) else ()
-        if any(loop not in live.steps[start].loops for loop in inner):
+    for vid, (start, end) in live.intervals.items():  # a use inside a loop ends the interval at its end marker
+        last = live.steps[end] if end < len(live.steps) else None
+        if last is not None and last.is_end and last.op.kind == "for" and last.op.id not in live.steps[start].loops:
             out.add(vid)
     return out
 
