@@ -18,7 +18,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
-from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads
+from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
@@ -168,6 +168,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
     sink_loads(live, costs, enabled=sink)
+    window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env).items():
         costs[vid] *= copies
@@ -396,5 +397,4 @@ def _carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, fl
 
 
 def _def_line(live: Liveness, vid: int) -> int:
-    start = live.intervals[vid][0]
-    return live.steps[start].op.line
+    return live.steps[live.intervals[vid][0]].op.line
