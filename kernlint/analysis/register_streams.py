@@ -132,9 +132,13 @@ def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float
     src = step.op.operands[0]
     if live.intervals.get(src.id, (0, -1))[1] <= index:
         return 0.0   # the tile dies here: the tree overwrites it
-    if step.loops:
-        # inside a loop (attention's row max, cross-entropy's online logsumexp) ptxas interleaves the tree
-        # with the loop's other work: counting it there put attention 5 % and cross-entropy 9 % over
+    if step.loops and derived(live, "has dot", lambda: any(s.op.kind == "dot" for s in live.steps)):
+        # inside the loop of a dot kernel (attention's row max) ptxas interleaves the tree with the MMA work:
+        # counting it there put attention 5 % over. A loop without a dot keeps the partial sums as straight-line
+        # code does: measured (Triton 3.9, sm_90, tests/truth/reference_kernels.py softmax_kernel, the row loop
+        # of a persistent softmax, fp32, 32 per thread) 55 live registers in the row max's FMNMX tree against 32
+        # for the row (ptxas 64; kernlint 49 without the term, 56 with); cross_entropy_fwd's online logsumexp at
+        # 128 per thread sm_90 190 (140 -> 176), but sm_80 163 (159 -> 201)
         return 0.0
     return TREE_SHARE * costs.get(src.id, 0.0)
 
@@ -143,3 +147,90 @@ def scan_results(live: Liveness) -> set[int]:
     """Values a scan produces: they exist whole (every element is written before any is read), so they are
     never streamed element by element (registers._streamed_values)."""
     return {v.id for s in live.steps if s.op.kind == "scan" and not s.is_end for v in s.op.all_results()}
+
+
+# In-flight load window of an in-loop accumulation (`acc += tl.load(...)`, `s += x * x`): ptxas issues a loop
+# body's loads ahead of their use only up to about eight 16-byte vectors (32 registers), then lets each arriving
+# vector be folded into the carried accumulator, so a larger loaded tile is never whole in registers.
+# Measured (Triton 3.9, sm_80/sm_90, 1 warp, `acc += tl.load(X + i + offs)` over a runtime-bound loop, fp32;
+# nvdisasm -lrm count for the live registers): 32/64/128 elements per thread -> 64/96/168 registers = the
+# accumulator + 32..40; two loads multiplied into it (acc += x * w) 100/168 at 64/128 (the window is shared);
+# rmsnorm_fwd (bf16 rows, 128 per thread) peaks at 164 live = 128 + 36, not 128 + 64. A load that is also
+# stored is held whole (acc += x with x * 2 stored: 72/142 at 32/64 per thread). On sm_100 (ptxas-blackwell) one
+# accumulator keeps the window (one load 64/96/168, x * w 64/104 at 32/64 per thread, 200 at 128), but two
+# independent accumulations hold all their loads (layernorm_bwd_dwdb, 64 fp32 per thread into dw and db: 254
+# registers, 128 + 128), so there the window is left off for two or more accumulators. Micro kernels:
+# tests/truth/accumulated_loads.py; counts in tests/test_register_rows.py.
+LOAD_WINDOW_REGS = 32.0
+_ACCUMULATE_CHAIN = ("elementwise", "cast")
+
+
+def accumulated_loads(live: Liveness) -> list[tuple[tuple[int, ...], int]]:
+    """Per loop, the loaded tiles of its body that reach only the loop's yielded (loop-carried) values through
+    element-wise ops and casts in the same body (nothing else reads them or the chain): the ids of those loads
+    and of the chain's values short of the yielded sum (a cast that took over a load's registers holds its data),
+    with the number of loop-carried accumulators they feed."""
+    where = {s.op.id: s.loops for s in live.steps if not s.is_end}
+    users: dict[int, list[Op]] = {}
+    for s in live.steps:
+        if not s.is_end:
+            for v in s.op.operands:
+                users.setdefault(v.id, []).append(s.op)
+    yielded: dict[int, set[int]] = {s.op.id: {c.yielded.id for c in s.op.attrs.get("carried", ())}
+                                    for s in live.steps if s.op.kind == "for" and not s.is_end}
+    unrolled = {s.op.id for s in live.steps if s.op.kind == "for" and s.op.attrs.get("loop") == "static_range"}
+    groups: dict[int, tuple[list[int], set[int]]] = {}
+    for step in live.steps:
+        op = step.op
+        if step.is_end or op.kind != "load" or op.result is None or not op.result.shape or not step.loops:
+            continue
+        loop = step.loops[-1]
+        if loop in unrolled:   # tl.static_range: Triton unrolls it, register_unroll.unrolled_loads counts its loads
+            continue
+        frontier, seen, sums, chain = [op.result], set(), set(), []
+        ok = True
+        while frontier and ok:
+            v = frontier.pop()
+            if v.id in seen:
+                continue
+            seen.add(v.id)
+            is_yielded = v.id in yielded.get(loop, set())
+            # a yielded value is also the loop's result: its readers after the loop read the final sum
+            readers = [u for u in users.get(v.id, []) if not is_yielded or loop in where.get(u.id, ())]
+            if is_yielded:
+                sums.add(v.id)
+            else:
+                chain.append(v.id)
+            if not readers and not is_yielded:
+                ok = False
+            for u in readers:
+                if u.kind not in _ACCUMULATE_CHAIN or where.get(u.id) != step.loops or u.result is None:
+                    ok = False
+                    break
+                frontier.append(u.result)
+        if ok and sums:
+            group, fed = groups.setdefault(loop, ([], set()))
+            group.extend(v for v in chain if v not in group)
+            fed |= sums
+    return [(tuple(g), len(fed)) for g, fed in groups.values()]
+
+
+def window_accumulated_loads(live: Liveness, costs: dict[int, float], tensor_core: str, data_scale: float) -> None:
+    """Cap the values of each in-loop accumulation (`accumulated_loads`) at LOAD_WINDOW_REGS together (in place;
+    `costs` carry the register model's data_scale, so the window does too): each costs at most its share of the
+    window among the group's values live at the same time."""
+    window = LOAD_WINDOW_REGS * data_scale
+
+    def span(vid: int) -> tuple[int, int]:
+        start, end = live.intervals[vid]
+        return start, max(end, start + 1)   # half-open, as liveness.occupies
+
+    for group, accumulators in derived(live, "accumulated loads", lambda: accumulated_loads(live)):
+        if tensor_core == "tcgen05" and accumulators > 1:
+            continue
+        before = {v: costs.get(v, 0.0) for v in group}
+        for vid in group:
+            start, end = span(vid)
+            together = sum(before[w] for w in group if span(w)[0] < end and start < span(w)[1])
+            if together > window:
+                costs[vid] = before[vid] * window / together

@@ -18,7 +18,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
-from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads
+from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
@@ -168,6 +168,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
     sink_loads(live, costs, enabled=sink)
+    window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env).items():
         costs[vid] *= copies
@@ -323,9 +324,9 @@ def _held_across_iterations(live: Liveness) -> set[int]:
     (Triton 3.9, rmsnorm_bwd: W_row loaded before the row loop, dW_row carried, bf16, 32 fp32 elements per
     thread): 162-208 registers, not the 95 of the two per-row tiles alone."""
     out = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
-    for vid, (start, end) in live.intervals.items():
-        inner = live.steps[end].loops if end < len(live.steps) else ()
-        if any(loop not in live.steps[start].loops for loop in inner):
+    for vid, (start, end) in live.intervals.items():  # a use inside a loop ends the interval at its end marker
+        last = live.steps[end] if end < len(live.steps) else None
+        if last is not None and last.is_end and last.op.kind == "for" and last.op.id not in live.steps[start].loops:
             out.add(vid)
     return out
 
@@ -396,5 +397,4 @@ def _carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, fl
 
 
 def _def_line(live: Liveness, vid: int) -> int:
-    start = live.intervals[vid][0]
-    return live.steps[start].op.line
+    return live.steps[live.intervals[vid][0]].op.line
