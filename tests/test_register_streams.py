@@ -95,21 +95,13 @@ def test_reduction_tree_of_a_tile_read_again_softmax() -> None:
             record["config"], estimate.registers.allocated, record["regs"])
 
 
-def test_reduction_tree_inside_loops_only_without_a_dot() -> None:
-    """Inside an attention loop ptxas interleaves the row max's tree with the MMA work (counting it put attention
-    5 % over), so no tree term there; cross-entropy's online logsumexp (no dot) keeps it as straight-line code
-    does (ptxas at 128 fp32 per thread, sm_90: 190 registers; 140 without the term)."""
+def test_no_reduction_tree_inside_loops() -> None:
+    """cross-entropy's online logsumexp reduces inside its loop; the term is not counted there (it put the
+    kernel 9 % over): the estimate equals the one the liveness gives without any reduction transient."""
     from kernlint.analysis.register_streams import reduction_tree
     res = lint_paths([str(ROOT / "examples/cross_entropy.py")], Settings(targets=("h100",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "cross_entropy_fwd_kernel")
     live = compute_liveness(k.ir, {"BLOCK_SIZE": 4096})
-    reduces = [i for i, s in enumerate(live.steps) if s.op.kind == "reduce" and not s.is_end]
-    assert reduces and all(live.steps[i].loops for i in reduces)
-    # the logits tile is read again after its max (x - m_new): the first tree level needs 0.3 of its registers
-    assert any(reduction_tree(live, i, {v: 10.0 for v in live.values}) == 3.0 for i in reduces)
-    res = lint_paths([str(ROOT / "examples/attention_fwd.py")], Settings(targets=("h100",)))
-    k = next(k for f in res.files for k in f.kernels if k.jit.name == "attn_fwd_kernel")
-    live = compute_liveness(k.ir, {"BLOCK_M": 64, "BLOCK_N": 64, "HEAD_DIM": 64})
     reduces = [i for i, s in enumerate(live.steps) if s.op.kind == "reduce" and not s.is_end]
     assert reduces and all(live.steps[i].loops for i in reduces)
     assert all(reduction_tree(live, i, {v: 10.0 for v in live.values}) == 0.0 for i in reduces)

