@@ -94,3 +94,51 @@ def test_large_tmem_fragment_is_narrowed_piece_by_piece() -> None:
     assert record["spill_store"] == 0 and est.registers.demand <= est.registers.budget
     record, est = by_warps[4]
     assert record["spill_store"] > 0 and est.registers.demand > est.registers.budget
+
+
+PM_ARGS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "1", "stride_bk": "i32", "stride_bn": "1", "stride_cm": "i32",
+           "stride_cn": "1"}
+
+
+def test_clamped_offset_vectors_hold_one_register_per_element() -> None:
+    """examples/persistent_matmul.py clamps its row/column offsets with tl.where and widens them to int64, then
+    reads them in every K iteration. Triton 3.9 TTGIR (64×64×64 w4, all targets): offs_bn is
+    tensor<64xi64, #ttg.slice<{dim = 0, parent = #blocked}>> with #blocked sizePerThread [1, 8], threadsPerWarp
+    [4, 8], warpsPerCTA [4, 1]: 64 / 8 lanes = 8 columns per thread → 8 × 2 = 16 registers; offs_am is the
+    dim-1 slice of A's tile of the same layout: 64 rows / (4 lanes × 4 warps) = 4 per thread → 8 registers."""
+    import kernlint.analysis.estimate as estimate_module
+    from kernlint.analysis.register_offsets import non_affine_offset_costs
+
+    seen: dict = {}
+    original = estimate_module.estimate_registers
+
+    def spy(live, dots, env, spec, num_warps, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen["costs"] = non_affine_offset_costs(live, env, num_warps)
+        seen["names"] = {v.id: v for v in live.values.values()}
+        return original(live, dots, env, spec, num_warps, *args, **kwargs)
+
+    estimate_module.estimate_registers = spy
+    try:
+        config = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "NUM_SMS": 132, "num_warps": 4, "num_stages": 3}
+        _estimate("examples/persistent_matmul.py", "persistent_matmul_kernel", "b200", config, PM_ARGS)
+    finally:
+        estimate_module.estimate_registers = original
+    by_dtype = sorted((seen["names"][vid].dtype, cost) for vid, cost in seen["costs"].items())
+    assert by_dtype == [("i64", 8.0), ("i64", 16.0)], by_dtype
+
+
+def test_element_loaded_b_is_not_pipelined() -> None:
+    """The clamped B tile is loaded element by element (under 4 contiguous bytes per thread): Triton's
+    AssignLatencies (isSmallLoad) leaves it out of the pipeline, so the TTGIR has one tt.load of B per
+    iteration in the MMA's stage at num_stages 3 and 4 (no loads of B ahead of the loop), not num_stages − 1
+    in flight. ptxas (benchmarks/truth/triton-3.9.json) 64×64×64 w4: b200 126 / 130, h100 162 / 162 at
+    num_stages 3 / 4."""
+    for target, truths in (("b200", {3: 126, 4: 130}), ("h100", {3: 162, 4: 162})):
+        for stages, ptxas in truths.items():
+            config = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "NUM_SMS": 132, "num_warps": 4,
+                      "num_stages": stages}
+            est = _estimate("examples/persistent_matmul.py", "persistent_matmul_kernel", target, config, PM_ARGS)
+            (dot,) = est.dots
+            assert len(dot.element_loaded) == 1
+            assert abs(est.registers.allocated - ptxas) <= 0.2 * ptxas, (target, stages, est.registers.allocated)

@@ -36,6 +36,7 @@ class DotPlacement:
     feeding_load_bytes: int = 0      # loads of the loop that feed such an operand (pipelined, stages − 1)
     register_pipelined: tuple[Value, ...] = ()  # operand loads kept in registers, num_stages − 1 in flight
     fma: bool = False              # fp32 ieee dot: FMA, no tensor-core (MMA) accumulator layout
+    element_loaded: tuple[Value, ...] = ()  # of register_pipelined: loaded element by element, not pipelined
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -229,6 +230,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                     staged += int(size * element_bytes(load.result.dtype))
         computed = feeding = 0
         in_registers: list[Value] = []
+        element_loaded: list[Value] = []
         if in_loop is not None:
             a_operand = op.operands[0]
             if _source_load(a_operand, producers) is None:
@@ -259,12 +261,14 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                                 feeding += int(lsize * element_bytes(load.result.dtype))
             for index, operand in enumerate(op.operands[:2]):
                 load = _source_load(operand, producers)
-                if load is not None and (index == 1 and _register_loaded_b(operand, load, producers, spec)
-                                         or _scalar_loaded(load, producers, env)):
+                scalar = load is not None and _scalar_loaded(load, producers, env)
+                if load is not None and (index == 1 and _register_loaded_b(operand, load, producers, spec) or scalar):
                     size = numel(operand, env)
                     computed += int(size * element_bytes(operand.dtype)) if size else 0
                     if load.result is not None and in_loop in step_loops.get(load.id, ()):
                         in_registers.append(load.result)
+                        if scalar:
+                            element_loaded.append(load.result)
                     continue
                 if load is not None and in_loop in step_loops.get(load.id, ()):
                     src = load.result
@@ -277,5 +281,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
-                                feeding, tuple(in_registers), _fma_dot(op, env)))
+                                feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded)))
     return out

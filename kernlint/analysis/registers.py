@@ -18,6 +18,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_offsets import non_affine_offset_costs
 from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads
 from kernlint.analysis.register_tmem import tmem_reads
 from kernlint.analysis.register_unroll import unrolled_loads
@@ -164,6 +165,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
+    costs.update(non_affine_offset_costs(live, env, num_warps))
     for vid, cost in element_wise_load_costs(live, env, threads).items():
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
@@ -367,7 +369,7 @@ def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Map
         stages = as_int(explicit.evaluate(env)) if explicit is not None else None
         in_flight = max(1, (stages if stages is not None else num_stages) - 1)
         for value in d.register_pipelined:
-            if value.id in costs:
+            if value.id in costs and value not in d.element_loaded:  # isSmallLoad: not pipelined at all
                 costs[value.id] *= in_flight
 
 
