@@ -18,7 +18,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
-from kernlint.analysis.register_offsets import non_affine_offset_costs
+from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads
 from kernlint.analysis.register_tmem import tmem_reads
 from kernlint.analysis.register_unroll import unrolled_loads
@@ -165,7 +165,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
-    costs.update(non_affine_offset_costs(live, env, num_warps))
+    costs.update({**non_affine_offset_costs(live, env, num_warps), **tma_descriptor_costs(live, spec.capability)})
     for vid, cost in element_wise_load_costs(live, env, threads).items():
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
