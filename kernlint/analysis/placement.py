@@ -36,6 +36,7 @@ class DotPlacement:
     feeding_load_bytes: int = 0      # loads of the loop that feed such an operand (pipelined, stages − 1)
     register_pipelined: tuple[Value, ...] = ()  # operand loads kept in registers, num_stages − 1 in flight
     fma: bool = False              # fp32 ieee dot: FMA, no tensor-core (MMA) accumulator layout
+    element_loaded: tuple[Value, ...] = ()  # of register_pipelined: loaded element by element, not pipelined
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -63,15 +64,26 @@ def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
     hops = 0
     while op is not None and op.kind in ("trans", "view", "cast", "reshape", "if") and hops < 4:
         if op.kind == "if":  # a value merged from two branches (e.g. EVEN_K masked/unmasked loads)
-            then_value = next((a for phi, a, _ in op.attrs.get("merges", ()) if phi.id == value.id), None)
-            if then_value is None:
+            branch_value = _merged_source(op, value, producers)
+            if branch_value is None:
                 return None
-            value = then_value
+            value = branch_value
         elif op.operands:
             value = op.operands[0]
         op = producers.get(value.id)
         hops += 1
     return op if op is not None and op.kind == "load" else None
+
+
+def _merged_source(op: Op, value: Value, producers: Mapping[int, Op]) -> Value | None:
+    """The branch value an `if` result is merged from: the then-branch's, unless only the else-branch was
+    lowered for this config (`if EVEN_K:` with EVEN_K false; the untaken branch defines nothing)."""
+    for phi, then_value, else_value in op.attrs.get("merges", ()):
+        if phi.id == value.id:
+            if then_value.id not in producers and else_value.id in producers:
+                return else_value
+            return then_value
+    return None
 
 
 def _feeding_loads(operand: Value, producers: Mapping[int, Op], loop_id: int,
@@ -168,6 +180,17 @@ def _views_between(operand: Value, source: Value, producers: Mapping[int, Op]) -
     value = operand
     while value.id != source.id and len(out) < 4:
         op = producers.get(value.id)
+        if op is not None and op.kind == "if":
+            # `a = tl.load(...)` under `if EVEN_K:` / `else:`: the merged value is the branch's load, which
+            # Triton (the constexpr branch resolved at compile time) pipelines into shared memory like any
+            # operand load. Measured (Triton 3.9, sm_90, examples/batched_matmul.py bmm_kernel 64×64×64 w4
+            # s4): both loads are ttg.async_copy_global_to_local into 4 buffers, 64 registers in all.
+            branch_value = _merged_source(op, value, producers)
+            if branch_value is None:
+                return []
+            out.append(value)
+            value = branch_value
+            continue
         if op is None or op.kind not in ("trans", "view", "reshape") or not op.operands:
             return []
         out.append(value)
@@ -207,6 +230,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                     staged += int(size * element_bytes(load.result.dtype))
         computed = feeding = 0
         in_registers: list[Value] = []
+        element_loaded: list[Value] = []
         if in_loop is not None:
             a_operand = op.operands[0]
             if _source_load(a_operand, producers) is None:
@@ -237,12 +261,14 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                                 feeding += int(lsize * element_bytes(load.result.dtype))
             for index, operand in enumerate(op.operands[:2]):
                 load = _source_load(operand, producers)
-                if load is not None and (index == 1 and _register_loaded_b(operand, load, producers, spec)
-                                         or _scalar_loaded(load, producers, env)):
+                scalar = load is not None and _scalar_loaded(load, producers, env)
+                if load is not None and (index == 1 and _register_loaded_b(operand, load, producers, spec) or scalar):
                     size = numel(operand, env)
                     computed += int(size * element_bytes(operand.dtype)) if size else 0
                     if load.result is not None and in_loop in step_loops.get(load.id, ()):
                         in_registers.append(load.result)
+                        if scalar:
+                            element_loaded.append(load.result)
                     continue
                 if load is not None and in_loop in step_loops.get(load.id, ()):
                     src = load.result
@@ -255,5 +281,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
-                                feeding, tuple(in_registers), _fma_dot(op, env)))
+                                feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded)))
     return out

@@ -18,7 +18,9 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
+from kernlint.analysis.register_tmem import tmem_reads
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
@@ -33,7 +35,7 @@ class RegisterModel:
 
     base: float              # registers no tile accounts for (indices, predicates, scalar args)
     index_vector: int        # elements sharing one register for integer/mask tiles
-    tmem_epilogue: float     # share of a TMEM accumulator held in registers by the epilogue (sm_100)
+    tmem_epilogue: float     # share of a TMEM fragment an epilogue read holds (1: tcgen05.ld lands it whole)
     data_scale: float = 1.0  # registers per live data-tile word (fitted; ptxas keeps extra temporaries)
     acc_scale: float = 1.0   # the same for dot accumulators (an MMA fragment has no slack to stream)
 
@@ -45,7 +47,7 @@ class RegisterModel:
 MODELS: dict[str, RegisterModel] = {
     "mma_sync": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.1, acc_scale=1.25),
     "wgmma": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=0.95, acc_scale=1.2),
-    "tcgen05": RegisterModel(base=8.0, index_vector=4, tmem_epilogue=0.75, data_scale=0.95, acc_scale=1.2),
+    "tcgen05": RegisterModel(base=8.0, index_vector=4, tmem_epilogue=1.0, data_scale=0.95, acc_scale=1.2),
 }
 
 
@@ -163,6 +165,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
+    costs.update({**non_affine_offset_costs(live, env, num_warps), **tma_descriptor_costs(live, spec.capability)})
     for vid, cost in element_wise_load_costs(live, env, threads).items():
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
@@ -172,15 +175,12 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env).items():
         costs[vid] *= copies
-    # Epilogue reads of a TMEM accumulator hold part of it in registers at the reading op.
+    # Epilogue reads of a TMEM accumulator hold its fragment in registers at the reading op (register_tmem.py).
+    tmem_read = tmem_reads(live, in_tmem, lambda v: (tile_cost(v, env, threads, model) or 0.0) * model.tmem_epilogue)
     transient: dict[int, float] = {}
     for i, step in enumerate(live.steps):
         if step.is_end or step.op.kind == "dot":
             continue
-        for v in step.op.operands:
-            if v.id in in_tmem:
-                full = tile_cost(v, env, threads, model) or 0.0
-                transient[i] = transient.get(i, 0.0) + full * model.tmem_epilogue
         transient[i] = transient.get(i, 0.0) + reduction_tree(live, i, costs)
         if step.op.kind == "elementwise" and step.op.attrs.get("fn") in PHILOX_RESULTS and step.op.result is not None:
             state = _philox_state(step.op.result, env, threads) * model.data_scale
@@ -190,15 +190,15 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         stop = end if end > start else start + 1
         events[start] = events.get(start, 0.0) + costs[vid]
         events[stop] = events.get(stop, 0.0) - costs[vid]
-    running, peak, peak_at = 0.0, 0.0, 0
+    running, peak, peak_at, read_at_peak = 0.0, 0.0, 0, 0.0
     for i in range(len(live.steps) + 1):
         running += events.get(i, 0.0)
-        total = running + transient.get(i, 0.0)
+        total = running + transient.get(i, 0.0) + tmem_read.get(i, 0.0)
         if total > peak:
-            peak, peak_at = total, i
+            peak, peak_at, read_at_peak = total, i, total - running - transient.get(i, 0.0)
     demand = int(math.ceil(peak + model.base))
     at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
-    data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0)
+    data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0) + read_at_peak
     acc_at_peak = sum(costs[v.id] for v in at_peak if v.id in acc)
     budget = register_budget(spec, num_warps, maxnreg)
     allocated = min(demand, budget)
@@ -370,7 +370,7 @@ def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Map
         stages = as_int(explicit.evaluate(env)) if explicit is not None else None
         in_flight = max(1, (stages if stages is not None else num_stages) - 1)
         for value in d.register_pipelined:
-            if value.id in costs:
+            if value.id in costs and value not in d.element_loaded:  # isSmallLoad: not pipelined at all
                 costs[value.id] *= in_flight
 
 
