@@ -18,10 +18,14 @@ stands in for in-loop registers the model does not see yet; dropping it moved 16
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kernlint.analysis.liveness import Liveness
-from kernlint.ir.nodes import Value, element_bytes
+from kernlint.analysis.placement import numel
+from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.symbolic import as_int
 
 TCGEN05_LD_MAX_WORDS = 128  # .32x32b.x128: the widest tcgen05.ld, 128 registers per thread
 FOLDED_READ_SHARE = 0.75    # the earlier fitted tcgen05 epilogue share, kept for `acc += dot` (see above)
@@ -47,3 +51,45 @@ def tmem_reads(live: Liveness, in_tmem: set[int], fragment: Callable[[Value], fl
                 read = words * FOLDED_READ_SHARE
             out[i] = out.get(i, 0.0) + read
     return out
+
+
+def row_vector_operands(live: Liveness, in_tmem: set[int], env: Mapping[str, Any], threads: int) -> dict[int, float]:
+    """Registers of a row vector (`bias[None, :]`, shape [1, N]) combined element-wise with a TMEM read, by
+    step index. Triton loads the vector in the slice of the tcgen05.ld register layout, in which a thread holds
+    whole rows of the fragment: min(N, M·N / threads) columns, one word each (fp32), where the blocked layout
+    of a 1-D load spreads N over all threads. The vector is loaded before the read and both are live at the add.
+    Measured (Triton 3.9, sm_100, sgemm_kernel tf32 + bias; TTGIR: `tt.load ... #ttg.slice<{dim = 0, parent =
+    #linear}>` with 6 / 5 register bases): 128×128 w8 holds 64 bias words per thread, 64×64 w4 holds 32;
+    ptxas allocates 148 / 80 registers against 64 / 32 accumulator words.
+    Only a load with fewer elements than threads is loaded in that layout: Triton's layout propagation treats
+    it as cheap, not an anchor, and rematerialises it in its user's layout (triton lib/Dialect/TritonGPU/
+    Transforms/Utility.cpp, isExpensiveLoadOrStore: `getNumElements() < numWarps * threadsPerWarp`). A larger
+    vector keeps its blocked load and reaches the slice through a convert_layout in shared memory, which ptxas
+    re-reads at each use (128×256 w8: 256-element bias, `ttg.convert_layout` in the TTGIR, 200 registers, not
+    128 + 128 words)."""
+    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    out: dict[int, float] = {}
+    for i, step in enumerate(live.steps):
+        op = step.op
+        if step.is_end or op.kind != "elementwise" or not any(v.id in in_tmem for v in op.operands):
+            continue
+        acc = next(v for v in op.operands if v.id in in_tmem)
+        for v in op.operands:
+            if v.id in in_tmem or len(v.shape) != 2 or len(acc.shape) != 2 or as_int(v.shape[0].evaluate(env)) != 1:
+                continue
+            m, n = (as_int(d.evaluate(env)) for d in acc.shape)
+            load = _source_load(v, producers)
+            if m is None or n is None or load is None or (numel(load.operands[0], env) or threads) >= threads:
+                continue
+            columns = min(n, math.ceil(m * n / threads))
+            out[i] = out.get(i, 0.0) + columns * max(1.0, element_bytes(v.dtype) / 4)
+    return out
+
+
+def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
+    """The load a value is a view or cast of (`bias[None, :]`, `bias.to(tl.float32)[None, :]`)."""
+    op = producers.get(value.id)
+    while op is not None and op.kind in ("view", "cast", "reshape") and op.operands:
+        op = producers.get(op.operands[0].id)
+    return op if op is not None and op.kind == "load" else None
+

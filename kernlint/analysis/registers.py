@@ -18,9 +18,10 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
-from kernlint.analysis.register_tmem import tmem_reads
+from kernlint.analysis.register_tmem import row_vector_operands, tmem_reads
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
@@ -133,16 +134,12 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         in_smem |= _staged_async_operands(live, dots)
     in_tmem = {d.op.result.id for d in dots if d.tmem_accumulator and d.op.result is not None}
     in_tmem |= _folded_accumulations(live, in_tmem)
-    # Loop-carried copies of a TMEM accumulator stay in TMEM too.
-    for step in live.steps:
-        for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
-            if c.yielded.id in in_tmem:
-                in_tmem.update({c.arg.id, c.init.id})
+    in_tmem = through_merges_and_loops(live, in_tmem, env)  # if-merged and loop-carried copies stay in TMEM too
     costs: dict[int, float] = {}
     data: set[int] = set()
     loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
     streamed = derived(live, "streamed values", lambda: _streamed_values(live, loaded, env))
-    accumulators = _accumulators(live, dots)
+    accumulators = _accumulators(live, dots, env)
     acc: set[int] = set()
     complete = True
     for vid, value in live.values.items():
@@ -177,6 +174,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         costs[vid] *= copies
     # Epilogue reads of a TMEM accumulator hold its fragment in registers at the reading op (register_tmem.py).
     tmem_read = tmem_reads(live, in_tmem, lambda v: (tile_cost(v, env, threads, model) or 0.0) * model.tmem_epilogue)
+    for i, words in row_vector_operands(live, in_tmem, env, threads).items():
+        tmem_read[i] = tmem_read.get(i, 0.0) + words
     transient: dict[int, float] = {}
     for i, step in enumerate(live.steps):
         if step.is_end or step.op.kind == "dot":
@@ -270,15 +269,9 @@ def _folded_accumulations(live: Liveness, dot_results: set[int]) -> set[int]:
     return out
 
 
-def _accumulators(live: Liveness, dots: list[DotPlacement]) -> set[int]:
-    """Dot results in registers and the loop-carried values they flow through."""
-    out = {d.op.result.id for d in dots if d.op.result is not None}
-    for step in live.steps:
-        if step.op.kind == "for" and not step.is_end:
-            for c in step.op.attrs.get("carried", ()):
-                if c.yielded.id in out:
-                    out.update({c.arg.id, c.init.id})
-    return out
+def _accumulators(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any]) -> set[int]:
+    """Dot results in registers and the if-merged and loop-carried values they flow through."""
+    return through_merges_and_loops(live, {d.op.result.id for d in dots if d.op.result is not None}, env)
 
 
 # A reshape whose layouts agree is a renaming of registers (no shared-memory round trip: measured Triton 3.9,
