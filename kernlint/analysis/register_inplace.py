@@ -133,10 +133,41 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
         # update) needs every element of it after the update: either way the tiles are held whole
         if any(first < index[s] < last for s in stores if s not in own) or _feeds_other_stores(loads, own, ops_of):
             continue
+        load_bytes = max(1, int(element_bytes(live.values[next(iter(loads))].dtype)))
         for vid in loads | casts:
             source = live.values[vid] if vid in loads else producers[vid].operands[0]
             out[vid] = max(1, int(element_bytes(source.dtype)))
+        for vid in _address_tiles(load_ops | own, producers, ops_of):
+            out.setdefault(vid, load_bytes)
     return out
+
+
+def _address_tiles(accesses: set[int], producers: dict[int, Op], ops_of: Mapping[int, list[Op]]) -> set[int]:
+    """The pointer and offset tiles that only address the update's own loads and stores (`dq_ptr + first_q`,
+    `first_q` itself): they are consumed vector by vector with the data (in the SASS every access of the
+    update is an immediate offset from one base pair)."""
+    candidates: set[int] = set()
+    frontier = [producers_op.operands[0] for producers_op in
+                (op for ops in ops_of.values() for op in ops) if producers_op.id in accesses]
+    while frontier:
+        v = frontier.pop()
+        if v.id in candidates or not v.shape:
+            continue
+        op = producers.get(v.id)
+        if op is None or op.kind not in ("elementwise", "view", "broadcast", "expand_dims", "arange"):
+            continue
+        candidates.add(v.id)
+        frontier.extend(op.operands)
+    producing = {vid: producers[vid].id for vid in candidates}
+    changed = True
+    while changed:   # drop a tile another op reads (a mask comparison, another access)
+        changed = False
+        inside = accesses | {producing[vid] for vid in candidates}
+        for vid in list(candidates):
+            if any(op.id not in inside for op in ops_of.get(vid, ())):
+                candidates.discard(vid)
+                changed = True
+    return candidates
 
 
 def stream_in_place(live: Liveness, costs: dict[int, float], env: Mapping[str, Any], threads: int) -> None:
