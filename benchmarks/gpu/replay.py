@@ -57,7 +57,7 @@ def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all"
     from gpu_configs import split_of  # type: ignore[import-not-found]
 
     from kernlint.hardware.specs import SPECS
-    from kernlint.recommend import core
+    from kernlint.recommend import core, ranking
     spec = SPECS["h200"]
     out = []
     for file, name, idx, r, k, src, env, space in saved_rows(paths, kernels):
@@ -71,7 +71,7 @@ def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all"
                 scored.append((c, us, key))
         if not scored:
             continue
-        order = {id(c): i for i, c in enumerate(core.rank([c for c, _, _ in scored]))}
+        order = {id(c): i for i, c in enumerate(ranking.rank([c for c, _, _ in scored]))}
         scored.sort(key=lambda t: order[id(t[0])])
         best = min(us for _, us, _ in scored)
         out.append(dict(file=file, kernel=name, shape=r["shape"], split=split_of(idx),

@@ -24,20 +24,12 @@ from kernlint.analysis.configs import ConfigPoint
 from kernlint.analysis.estimate import KernelEstimate, estimate, shape_symbols
 from kernlint.hardware.specs import GpuSpec
 from kernlint.recommend.model import Score, kernel_work, score
+from kernlint.recommend.ranking import finish, incumbent
 from kernlint.recommend.source import KernelSource, check_asserts, evaluate_grid, read_kernel_source
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_SHAPE = 4096          # a host size the bucket does not name
 UNKNOWN_BUCKETS = (1024, 4096, 16384)
-# An author's autotuned config is the incumbent: it is replaced only when the model predicts a gain larger
-# than its own ranking error. On the H200 (benchmarks/gpu/h200_results_run7.json) configs the model ranked
-# within 5% of each other were as often slower as faster (swiglu: the author's 2048·w4 modelled equal to the
-# pick 1024·w2 and measured 3% faster), while real wins over the author (matmul 1.1-1.5×) were modelled as
-# 10-40% gains.
-AUTHOR_MARGIN = 0.05
-# Modelled times closer than this are a tie (`_tie_key`; CPU replay: same picks for 0.1-0.5 %, not at 1 %)
-NEAR_TIE = 0.003
-TIGHT_REGISTERS = 0.85
 
 
 @dataclass
@@ -78,6 +70,7 @@ class Recommendation:
     rejected: Counter[str] = field(default_factory=Counter)
     author_tuned: bool = False           # the author's configs are an autotune list (tuned on some GPU)
     kept_author: str | None = None       # why the author's tuned config stays first
+    author_floor_us: float | None = None  # modelled time of the author config the model ranks first
     notes: list[str] = field(default_factory=list)   # `--verify`: what was verified, dropped or not verified
 
 
@@ -290,71 +283,9 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
             a = _evaluate(kernel, src, spec, vals, p.num_warps, p.num_stages, env)
             if a:
                 authors.append(a)
-    # the author's config the model ranks first, by the same rule (ties included) as the search
-    rec.author = rank(authors)[0] if authors else None
+    rec.author, rec.author_floor_us = incumbent(authors)
     rec.author_tuned = any(p.origin == "autotune" for p in space.author_points)
     return finish(rec, cands, top_k)
-
-
-def finish(rec: Any, cands: list[Candidate], top_k: int) -> Any:
-    """Rank the feasible candidates into `rec` (or say why none fits); shared by the Triton and Helion searches."""
-    if not cands:
-        rec.reason = rec.reason or ("no config fits: " + ", ".join(f"{k} ×{v}" for k, v in rec.rejected.items()))
-        return rec
-    rec.ranked = rank(cands)[:top_k]
-    author = getattr(rec, "author", None)
-    if getattr(rec, "author_tuned", False) and author is not None and rec.ranked \
-            and _rank_key(author)[0] is False and rec.ranked[0].score.time_us > author.score.time_us * (1 - AUTHOR_MARGIN):
-        gain = 1 - rec.ranked[0].score.time_us / author.score.time_us
-        rec.kept_author = (f"the author's autotuned config is kept first: the best searched config is modelled "
-                           f"only {gain:.0%} faster (< {AUTHOR_MARGIN:.0%}, within the model's ranking error)")
-        same = (author.constexprs, author.num_warps, author.num_stages)
-        rest = [c for c in rec.ranked if (c.constexprs, c.num_warps, c.num_stages) != same]
-        rec.ranked = [author, *rest][:top_k]
-    return rec
-
-
-def _rank_key(c: Candidate) -> tuple[bool, float, float, int, int]:
-    # A config the estimate says will spill ranks after every non-spilling one: the time model prices a
-    # spilled byte far too cheaply for long rows (H200 run 4: cross_entropy 1024×128256 picked
-    # BLOCK 65536·32 warps, est. 84 B/thread spilled, and ran at 0.669 of the best). Ties (same modelled
-    # time) go to fewer spills, then fewer stages and warps: cheaper to compile, less risk.
-    spill = c.estimate.registers.spill_bytes if c.estimate.registers else 0
-    return (spill > 0, round(c.score.time_us, 3), spill, c.num_stages, c.num_warps)
-
-
-def _tie_key(c: Candidate) -> tuple[Any, ...]:
-    """Order among candidates the model cannot separate (modelled times within NEAR_TIE)."""
-    # Near the cap, the register file is the limit the time model does not see: H200 runs 12-14, attention
-    # 128×64 at 4 warps (226 of 255 registers) and at 8 warps (126) are modelled within 0.01 % of each other
-    # and 4 warps measured 2-7 % slower on every shape (one warpgroup cannot overlap its softmax with the
-    # next wgmma); runs 15-16 with 8 warps: attention 0.974 -> 0.995 of the best. So a config above 85 % of
-    # its budget yields to a near-equal one below it.
-    r = c.estimate.registers
-    tight = bool(r and r.budget and r.allocated > TIGHT_REGISTERS * r.budget)
-    if not c.score.wide_ties:
-        # Otherwise dot kernels keep the model's order: preferring fewer stages moved six matmul shapes from
-        # BLOCK_K 32 · 7 stages to 64 · 4 on 0.07 % modelled gaps, and over runs 13-16 the deeper pipeline
-        # was ahead on five of them by 1.5-3 % (behind by 5 % on one, 256 × 16384 × 2048).
-        return (tight, *_rank_key(c))
-    # Streaming row kernels (no dot, no reduction inside a loop) prefer fewer stages (their loops are not
-    # pipelined: stage variants are the same kernel) and more warps per CTA: CPU replay of H200 runs 1-15,
-    # swiglu 0.952 -> 0.967 (4096 × 11000: 512 · 4 warps at 0.91 -> 1024 · 8 at 0.96, every run), layernorm
-    # 0.947 -> 0.952, nothing worse; run 16 live: layernorm 8192 × 3072 0.904 -> 0.961, 4096 × 5000 0.886 ->
-    # 0.911. With cross-entropy's in-loop reductions it lost 2.5 % (1024 × 128256: 4096 · 4 -> 8192 · 8
-    # warps, every run): more warps, more barrier traffic per iteration.
-    return (tight, c.num_stages, -c.num_warps, c.score.time_us)
-
-
-def rank(cands: list[Candidate]) -> list[Candidate]:
-    """Candidates best first: by `_rank_key`, then the leaders whose modelled times are within NEAR_TIE of the
-    fastest (the model cannot separate them) re-ordered by `_tie_key`."""
-    out = sorted(cands, key=_rank_key)
-    if not out:
-        return out
-    spills, t0 = _rank_key(out[0])[0], out[0].score.time_us
-    lead = [c for c in out if _rank_key(c)[0] == spills and c.score.time_us <= t0 * (1 + NEAR_TIE)]
-    return sorted(lead, key=_tie_key) + out[len(lead):]
 
 
 def buckets_for(kernel: Any, shapes: Mapping[str, int] | None) -> list[dict[str, int]]:

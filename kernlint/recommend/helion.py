@@ -291,7 +291,8 @@ def evaluate(target: HelionTarget, config: dict[str, Any], spec: Any, bucket: Ma
 
 def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k: int = 5) -> Any:
     """Ranked feasible `helion.Config`s for one GPU and shape bucket (a kernlint.recommend.core.Recommendation)."""
-    from kernlint.recommend.core import Recommendation, finish, rank
+    from kernlint.recommend.core import Recommendation
+    from kernlint.recommend.ranking import finish, incumbent
 
     rec = Recommendation(f"{target.kernel.module}.{target.kernel.qualname}", spec.key, dict(bucket))
     if target.ir.unmodelled:
@@ -319,7 +320,7 @@ def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k:
                         cands.append(c)
     authors = [a for p in target.points if not p.unknown
                if (a := evaluate(target, author_config(target, p), spec, bucket)) is not None]
-    rec.author = rank(authors)[0] if authors else None
+    rec.author, rec.author_floor_us = incumbent(authors)
     return finish(rec, cands, top_k)
 
 

@@ -264,7 +264,7 @@ class Score:
     bound: str
     notes: tuple[str, ...]
     # streaming kernel (no tl.dot, no reduction inside a loop): between configs the model cannot separate,
-    # the one with more warps per CTA is measured faster (core._tie_key says where)
+    # the one with more warps per CTA is measured faster (ranking._tie_key says where)
     wide_ties: bool = False
 
     def rationale(self) -> str:

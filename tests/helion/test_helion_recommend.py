@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 from kernlint.hardware.specs import resolve_target
-from kernlint.recommend.core import NEAR_TIE
+from kernlint.recommend.ranking import NEAR_TIE
 from kernlint.recommend.helion import (
     config_text,
     entry,
@@ -46,7 +46,7 @@ def test_matmul_recommendations_are_feasible_and_rank_no_worse_than_the_author()
         assert len(c.constexprs["block_sizes"]) == 3 and all(b >= 16 for b in c.constexprs["block_sizes"])
         assert not c.estimate.smem_over and c.estimate.occupancy.ctas_per_sm >= 1
     times = [c.score.time_us for c in rec.ranked]
-    # best first; leaders within NEAR_TIE of each other count as a tie (core.rank re-orders those)
+    # best first; leaders within NEAR_TIE of each other count as a tie (ranking.rank re-orders those)
     slack = 1 + NEAR_TIE
     assert all(a <= b * slack for i, a in enumerate(times) for b in times[i + 1:])
     assert times[0] <= rec.author.score.time_us * slack

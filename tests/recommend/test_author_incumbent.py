@@ -1,11 +1,11 @@
-"""An author's autotuned config stays first unless the model predicts a clear gain (core.AUTHOR_MARGIN)."""
+"""An author's autotuned config stays first unless the model predicts a clear gain (ranking.AUTHOR_MARGIN)."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from kernlint.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
-from kernlint.recommend import core
+from kernlint.recommend import core, ranking
 
 from conftest import ROOT
 
@@ -23,7 +23,7 @@ def test_tuned_author_config_is_kept_when_the_modelled_gain_is_small() -> None:
         assert (top.constexprs, top.num_warps, top.num_stages) == \
             (rec.author.constexprs, rec.author.num_warps, rec.author.num_stages)
     else:  # the search found a config modelled more than AUTHOR_MARGIN faster than the author's
-        assert top.score.time_us <= rec.author.score.time_us * (1 - core.AUTHOR_MARGIN)
+        assert top.score.time_us <= rec.author.score.time_us * (1 - ranking.AUTHOR_MARGIN)
 
 
 def test_finish_keeps_author_only_within_the_margin() -> None:
@@ -36,6 +36,6 @@ def test_finish_keeps_author_only_within_the_margin() -> None:
     for factor, kept in ((0.97, True), (0.80, False)):
         cand = replace(other, score=replace(other.score, time_us=t * factor))
         rec = core.Recommendation("k", "h200", {}, author=author, author_tuned=True)
-        core.finish(rec, [cand, author], top_k=3)
+        ranking.finish(rec, [cand, author], top_k=3)
         assert (rec.ranked[0] is author) == kept, factor
         assert (rec.kept_author is not None) == kept

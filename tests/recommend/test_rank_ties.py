@@ -1,4 +1,4 @@
-"""core.rank: modelled times within NEAR_TIE are a tie; the tie-break is the measured H200 preference
+"""ranking.rank: modelled times within NEAR_TIE are a tie; the tie-break is the measured H200 preference
 (below 85 % of the register budget first; then, for streaming kernels, fewer stages and more warps; for
 the rest the model's own order). Candidates are hand-built: only the fields rank reads."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from kernlint.recommend.core import NEAR_TIE, TIGHT_REGISTERS, rank
+from kernlint.recommend.ranking import NEAR_TIE, TIGHT_REGISTERS, rank
 
 
 def cand(name: str, time_us: float, warps: int, stages: int = 1, regs: int = 64, budget: int = 255,
@@ -50,3 +50,18 @@ def test_dot_kernels_keep_the_model_order_in_a_tie_and_spilling_configs_stay_las
     assert names([shallow, spiller, deep]) == ["s7", "s4", "spill"]
     # exact ties (warps the model does not separate) go to fewer warps
     assert names([cand("w16", 16.51, 16), cand("w8", 16.51, 8)]) == ["w8", "w16"]
+
+
+def test_the_author_incumbent_is_tie_broken_within_the_author_margin() -> None:
+    from kernlint.recommend.ranking import AUTHOR_MARGIN, incumbent
+    # swiglu 8192 × 11008, the author's autotune list as modelled on the H200: 1024 · 4 warps first at 136.2 µs,
+    # 4096 · 8 warps 4.3 % behind (inside the 5 % margin) and measured 2.6 % faster in runs 13-17
+    w4 = cand("1024·w4", 136.2, 4, wide=True)
+    w8 = cand("4096·w8", 142.1, 8, wide=True)
+    far = cand("2048·w16", 136.2 * (1 + 2 * AUTHOR_MARGIN), 16, wide=True)   # 10 % behind: not a candidate
+    kept, floor = incumbent([w4, w8, far])
+    assert kept is w8 and floor == 136.2
+    # a dot kernel's list keeps the model's order inside the margin too
+    a, b = cand("a", 100.0, 4, stages=4), cand("b", 103.0, 8, stages=3)
+    assert incumbent([b, a]) == (a, 100.0)
+    assert incumbent([]) == (None, None)
