@@ -1,13 +1,11 @@
 """Registers per thread from the live tiles at the peak program point.
 
-Model (calibrated against ptxas, see benchmarks/fit_registers.py and tests/test_truth_reference.py):
-every live tile costs its elements per thread (numel / (32 · num_warps), at least 1) times 32-bit words per
-element (fp16 = ½, fp8 = ¼, fp32/i32 = 1, fp64/i64 = 2). Address, offset and mask tiles are
-vectorised by Triton's blocked layout (16-byte accesses), so only one register set per vector survives.
-Dot operands that the pipeliner sends to shared memory cost nothing; on sm_100 the accumulator lives in
-tensor memory and only its epilogue copy costs registers. A fixed per-architecture overhead covers thread
-indices, loop counters and scalar arguments. ptxas then caps at min(255, 65536 / threads); above that it
-spills (or, for wgmma accumulators, fails when maxnreg is below the fragment).
+Model (fitted to ptxas by benchmarks/fit_registers.py): every live tile costs its elements per thread (numel /
+(32·num_warps), ≥ 1) times 32-bit words per element (fp16 ½, fp8 ¼, fp32/i32 1, fp64/i64 2). Address, offset and mask
+tiles are vectorised by Triton's blocked layout, one register set per vector. Dot operands that the pipeliner sends to
+shared memory cost nothing; on sm_100 the accumulator lives in tensor memory and only its epilogue copy costs
+registers. A fixed per-architecture overhead covers thread indices, loop counters and scalar arguments. ptxas then caps
+at min(255, 65536 / threads); above that it spills (a wgmma accumulator above maxnreg fails).
 """
 from __future__ import annotations
 
@@ -18,6 +16,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
@@ -167,6 +166,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
+    stream_in_place(live, costs, env, threads)
     sink_loads(live, costs, enabled=sink)
     window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
