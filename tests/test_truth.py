@@ -93,8 +93,8 @@ def development_sets():  # type: ignore[no-untyped-def]
 
 def test_development_set_gates(development_sets) -> None:  # type: ignore[no-untyped-def]
     # Regression gates a little under what was measured at the sixth stop of 2026-11-29 (README "Accuracy"):
-    # smem exact 97.7-100 %, OutOfResources recall and precision 100 %, register median 6.1-10.0 % and
-    # 68-86 % within 20 %, spill F1 0.78-0.89.
+    # smem exact 97.7-100 %, OutOfResources recall and precision 100 %, register median 6.1-9.9 % and
+    # 70-86 % within 20 %, spill F1 0.78-0.91.
     for name, table in development_sets.items():
         for target, row in table.items():
             where = (name, target, row)
@@ -103,5 +103,5 @@ def test_development_set_gates(development_sets) -> None:  # type: ignore[no-unt
             assert row["smem_exact"] >= 0.97, where
             assert row["smem_within_2pct"] >= 0.98, where
             assert row["regs_median_abs_err"] <= 0.105, where
-            assert row["regs_within_20pct"] >= 0.65, where
+            assert row["regs_within_20pct"] >= 0.67, where
             assert row["spill_f1"] >= 0.75, where
