@@ -35,7 +35,6 @@ class RegisterModel:
 
     base: float              # registers no tile accounts for (indices, predicates, scalar args)
     index_vector: int        # elements sharing one register for integer/mask tiles
-    tmem_epilogue: float     # share of a TMEM fragment an epilogue read holds (1: tcgen05.ld lands it whole)
     data_scale: float = 1.0  # registers per live data-tile word (fitted; ptxas keeps extra temporaries)
     acc_scale: float = 1.0   # the same for dot accumulators (an MMA fragment has no slack to stream)
 
@@ -45,9 +44,9 @@ class RegisterModel:
 # and element-by-element load rules, then the free-mask rule; wgmma keeps the fit before the mask rule, whose
 # fit (base 8, acc 1.15) lowered the reference sm_90 spill F1 from 0.87 to 0.83); mma_sync = sm_80/89/120, wgmma = sm_90, tcgen05 = sm_100.
 MODELS: dict[str, RegisterModel] = {
-    "mma_sync": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=1.1, acc_scale=1.25),
-    "wgmma": RegisterModel(base=6.0, index_vector=4, tmem_epilogue=1.0, data_scale=0.95, acc_scale=1.2),
-    "tcgen05": RegisterModel(base=8.0, index_vector=4, tmem_epilogue=1.0, data_scale=0.95, acc_scale=1.2),
+    "mma_sync": RegisterModel(base=6.0, index_vector=4, data_scale=1.1, acc_scale=1.25),
+    "wgmma": RegisterModel(base=6.0, index_vector=4, data_scale=0.95, acc_scale=1.2),
+    "tcgen05": RegisterModel(base=8.0, index_vector=4, data_scale=0.95, acc_scale=1.2),
 }
 
 
@@ -173,7 +172,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     for vid, copies in unrolled_loads(live, env).items():
         costs[vid] *= copies
     # Epilogue reads of a TMEM accumulator hold its fragment in registers at the reading op (register_tmem.py).
-    tmem_read = tmem_reads(live, in_tmem, lambda v: (tile_cost(v, env, threads, model) or 0.0) * model.tmem_epilogue)
+    tmem_read = tmem_reads(live, in_tmem, lambda v: tile_cost(v, env, threads, model) or 0.0)  # tcgen05.ld lands it whole
     for i, words in row_vector_operands(live, in_tmem, env, threads).items():
         tmem_read[i] = tmem_read.get(i, 0.0) + words
     transient: dict[int, float] = {}
