@@ -147,6 +147,18 @@ def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
     return live.cache[name]  # type: ignore[no-any-return]
 
 
+def readers(live: Liveness) -> dict[int, list[Op]]:
+    """Value id → the ops that read it, in program order (memoised with `derived`: do not mutate it)."""
+    def compute() -> dict[int, list[Op]]:
+        out: dict[int, list[Op]] = {}
+        for s in live.steps:
+            if not s.is_end:
+                for v in s.op.operands:
+                    out.setdefault(v.id, []).append(s.op)
+        return out
+    return derived(live, "readers", compute)
+
+
 def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Callable[[Op, Value], Iterable[Value]],
               carried: Mapping[int, tuple[Value, Value]] | None = None) -> None:
     """Walk a value's producers backwards, at most `limit` values, each once: `visit(op, value)` sees the op

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, derived, walk_back
+from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
 from kernlint.analysis.placement import _producer_map, numel
 from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer
 
@@ -81,14 +81,7 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
     producers = _producer_map(live)
     index = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
     where = {s.op.id: s.loops for s in live.steps if not s.is_end}
-    kinds = {s.op.id: s.op.kind for s in live.steps if not s.is_end}
-    users: dict[int, set[int]] = {}
-    ops_of: dict[int, list[Op]] = {}
-    for s in live.steps:
-        if not s.is_end:
-            for v in s.op.operands:
-                users.setdefault(v.id, set()).add(s.op.id)
-                ops_of.setdefault(v.id, []).append(s.op)
+    ops_of = readers(live)
     # (same-base loads, their casts, store op ids)
     groups: list[tuple[set[int], set[int], set[int], set[int]]] = []
     for step in live.steps:
@@ -114,8 +107,8 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
             return p.operands if p.kind in _CHAIN else ()
 
         walk_back(op.operands[1], producers, 64, visit)
-        if not loads or not all(kinds.get(u) in _STREAM_USERS and where.get(u) == step.loops
-                                for v in tiles for u in users.get(v.id, ())):
+        if not loads or not all(u.kind in _STREAM_USERS and where.get(u.id) == step.loops
+                                for v in tiles for u in ops_of.get(v.id, ())):
             continue
         casts = {v.id for v in tiles if producers.get(v.id) is not None and producers[v.id].kind == "cast"
                  and all(o.id in loads for o in producers[v.id].operands)}

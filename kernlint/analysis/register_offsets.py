@@ -17,21 +17,15 @@ from typing import Any
 
 from kernlint.analysis.axis_info import Contiguity, tile_shape
 from kernlint.analysis.linear_layout import slice_of
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, readers
+from kernlint.analysis.placement import _producer_map
 from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
 
 
 def non_affine_offset_costs(live: Liveness, env: Mapping[str, Any], num_warps: int) -> dict[int, float]:
     """Registers per thread of each 1-D integer vector that AxisInfo finds not contiguous, by value id."""
-    producers: dict[int, Op] = {}
-    users: dict[int, list[Op]] = {}
-    for step in live.steps:
-        if step.is_end:
-            continue
-        for v in step.op.all_results():
-            producers[v.id] = step.op
-        for v in step.op.operands:
-            users.setdefault(v.id, []).append(step.op)
+    producers = _producer_map(live)
+    users = readers(live)
     axis = Contiguity(producers, env)
     out: dict[int, float] = {}
     for vid, value in live.values.items():

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kernlint.analysis.liveness import Liveness, derived, walk_back
+from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
 from kernlint.analysis.placement import _producer_map
 from kernlint.ir.nodes import Op, Value
 
@@ -51,12 +51,7 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
     materialised whole), and that feed no other store."""
     producers = _producer_map(live)
     where = {s.op.id: s.loops for s in live.steps if not s.is_end}
-    kinds = {s.op.id: s.op.kind for s in live.steps if not s.is_end}
-    users: dict[int, set[int]] = {}
-    for s in live.steps:
-        if not s.is_end:
-            for v in s.op.operands:
-                users.setdefault(v.id, set()).add(s.op.id)
+    users = readers(live)
     groups: list[tuple[set[int], int, bool]] = []   # (loads, stores they feed, in a loop)
     for step in live.steps:
         op = step.op
@@ -80,7 +75,7 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
             return ()
 
         walk_back(op.operands[1], producers, 64, visit)
-        streaming = all(kinds.get(u) in _STREAM_USERS and where.get(u) == step.loops
+        streaming = all(u.kind in _STREAM_USERS and where.get(u.id) == step.loops
                         for v in tiles for u in users.get(v.id, ()))
         if outside or not (streaming and loads):
             continue
@@ -167,11 +162,7 @@ def accumulated_loads(live: Liveness) -> list[tuple[tuple[int, ...], int]]:
     and of the chain's values short of the yielded sum (a cast that took over a load's registers holds its data),
     with the number of loop-carried accumulators they feed."""
     where = {s.op.id: s.loops for s in live.steps if not s.is_end}
-    users: dict[int, list[Op]] = {}
-    for s in live.steps:
-        if not s.is_end:
-            for v in s.op.operands:
-                users.setdefault(v.id, []).append(s.op)
+    users = readers(live)
     yielded: dict[int, set[int]] = {s.op.id: {c.yielded.id for c in s.op.attrs.get("carried", ())}
                                     for s in live.steps if s.op.kind == "for" and not s.is_end}
     unrolled = {s.op.id for s in live.steps if s.op.kind == "for" and s.op.attrs.get("loop") == "static_range"}
@@ -192,14 +183,14 @@ def accumulated_loads(live: Liveness) -> list[tuple[tuple[int, ...], int]]:
             seen.add(v.id)
             is_yielded = v.id in yielded.get(loop, set())
             # a yielded value is also the loop's result: its readers after the loop read the final sum
-            readers = [u for u in users.get(v.id, []) if not is_yielded or loop in where.get(u.id, ())]
+            reading = [u for u in users.get(v.id, []) if not is_yielded or loop in where.get(u.id, ())]
             if is_yielded:
                 sums.add(v.id)
             else:
                 chain.append(v.id)
-            if not readers and not is_yielded:
+            if not reading and not is_yielded:
                 ok = False
-            for u in readers:
+            for u in reading:
                 if u.kind not in _ACCUMULATE_CHAIN or where.get(u.id) != step.loops or u.result is None:
                     ok = False
                     break
