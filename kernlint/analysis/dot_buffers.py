@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, walk_back
-from kernlint.analysis.axis_info import Contiguity
+from kernlint.analysis.axis_info import Contiguity, load_vector_bytes
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 MMA_BARRIER_BYTES = 16          # one 2 × 8-B mbarrier per tcgen05 MMA of the loop (measured, see above)
@@ -268,10 +268,9 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
 
 def _narrower_than_cp_async(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
     """cp.async copies 4, 8 or 16 bytes, so a load whose contiguous run is under 4 bytes stays a register load
-    and gets no buffer. Measured (Triton 3.9, sm_80/90/100, fla parallel_deltaformer_bwd_kernel_u): the fp16
-    row statistics loaded with stride H (`lse_ptr + o_kv * H`) remain `tt.load`s, while fp32 statistics
-    (attention backward's m and D) are pipelined. Optimistic contiguity: only positive evidence drops it."""
-    info = Contiguity(producers, env, optimistic=True).info(load.operands[0]) if load.operands else None
-    if info is None:
-        return False
-    return max(info[0], default=1) * 8 * element_bytes(pointee(load.operands[0].dtype)) < 32
+    and gets no buffer (AssignLatencies.cpp, isSmallLoad; placement._scalar_loaded, for operand tiles). Measured
+    (Triton 3.9, sm_80/90/100, fla parallel_deltaformer_bwd_kernel_u): the fp16 row statistics loaded with
+    stride H (`lse_ptr + o_kv * H`) remain `tt.load`s, while fp32 statistics (attention backward's m and D)
+    are pipelined."""
+    width = load_vector_bytes(load, producers, env)
+    return width is not None and width < 4
