@@ -22,6 +22,7 @@ from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_desc
 from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
 from kernlint.analysis.register_tmem import row_vector_operands, tmem_reads
 from kernlint.analysis.register_unroll import unrolled_loads
+from kernlint.analysis.register_widen import hold_widened_loads_narrow
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.tl_dispatch import PHILOX_RESULTS
@@ -165,6 +166,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
     _carry_streamed_data(live, streamed, costs)
+    hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
     stream_in_place(live, costs, env, threads)
     sink_loads(live, costs, enabled=sink)
     window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)

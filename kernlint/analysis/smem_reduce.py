@@ -179,7 +179,7 @@ def _dims(value: Value, env: Mapping[str, Any]) -> list[int] | None:
     return list(dims) if dims is not None else None
 
 
-def _memory_shapes(live: Liveness, env: Mapping[str, Any]) -> list[tuple[list[int], int, bool]]:
+def memory_shapes(live: Liveness, env: Mapping[str, Any]) -> list[tuple[list[int], int, bool]]:
     """(shape, elements per 16-byte access, is a store) of every tiled global load and store."""
     out = []
     for step in live.steps:
@@ -285,7 +285,7 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
     """Scratch of every reduce and scan, and of the conversion of a reduced tile to its store's layout."""
     if num_warps <= 1:
         return []
-    memory = _memory_shapes(live, env)
+    memory = memory_shapes(live, env)
     uses: list[ScratchUse] = []
     reduce_layouts: dict[int, tuple[Layout, int]] = {}   # reduce result id → operand layout, axis
     for step in live.steps:
