@@ -24,7 +24,7 @@ ELEMENTWISE = {
     "mul", "add", "sub", "div", "int2float", "float2int", "sigmoid_approx", "tanh_approx", "cosf", "sinf",
     "expf", "logf", "exp2f", "log2f", "softplus", "inline_asm_elementwise", "rsqrtf", "sqrtf", "powf",
 }
-PASSTHROUGH = {"multiple_of", "max_contiguous", "max_constancy", "constexpr", "assume_aligned"}
+PASSTHROUGH = {"max_constancy", "constexpr", "assume_aligned"}
 NO_RESULT = {"static_assert", "device_assert", "device_print", "static_print", "debug_barrier", "assume",
              "inline_asm_elementwise_noresult"}
 REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
@@ -354,19 +354,21 @@ def _passthrough(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
     return args[0] if args else None
 
 
-def max_contiguous(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
-    """`tl.max_contiguous(x, n)` is the same value with a contiguity hint: record the hint on the op that
-    produced x (Triton's AxisInfo takes it over whatever it inferred; it is how the persistent-matmul tutorial
-    restores contiguity after `tl.where` clamps, which shared-memory placement depends on)."""
-    x = args[0] if args else None
-    hint = args[1] if len(args) > 1 else kw.get("values")
-    if isinstance(x, Value) and hint is not None:
-        for block in reversed(lo.blocks):
-            op = next((o for o in reversed(block) if o.result is not None and o.result.id == x.id), None)
-            if op is not None:
-                op.attrs["max_contiguous"] = hint
-                break
-    return x
+def _hint(attr: str) -> Handler:
+    """`tl.max_contiguous` / `tl.multiple_of(x, n)`: x with a hint, recorded on the op that produced x. Triton
+    sets it on that op in place (a dropped result still counts) and AxisInfo takes it over what it inferred:
+    contiguity after `tl.where` clamps (smem placement), alignment of a loaded address (register_unaligned)."""
+    def record(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+        x = args[0] if args else None
+        hint = args[1] if len(args) > 1 else kw.get("values")
+        if isinstance(x, Value) and hint is not None:
+            for block in reversed(lo.blocks):
+                op = next((o for o in reversed(block) if o.result is not None and o.result.id == x.id), None)
+                if op is not None:
+                    op.attrs[attr] = hint
+                    break
+        return x
+    return record
 
 
 def _nothing(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -391,7 +393,7 @@ HANDLERS: dict[str, Handler] = {
     "make_block_ptr": make_block_ptr, "advance": advance, "make_tensor_descriptor": make_descriptor,
     "cdiv": cdiv, "associative_scan": scan, "cumsum": scan, "cumprod": scan,
     **{name: _passthrough for name in PASSTHROUGH},
-    "max_contiguous": max_contiguous,
+    "max_contiguous": _hint("max_contiguous"), "multiple_of": _hint("multiple_of"),
     **{name: _nothing for name in NO_RESULT},
     **{name: atomic for name in ATOMICS},
 }

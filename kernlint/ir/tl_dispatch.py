@@ -34,7 +34,18 @@ def _handler(short: str) -> Handler | None:
         return lambda lo, a, k, l: elementwise(lo, a, k, l, fn=short)
     if short in PHILOX_RESULTS:
         return lambda lo, a, k, l: _random(lo, a, k, l, fn=short)
+    if short == "pointer_type":
+        return _pointer_type
     return None
+
+
+def _pointer_type(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    """`tl.pointer_type(tl.float16)`: the dtype of `int_value.to(tl.pointer_type(...))` (grouped GEMMs load their
+    operand addresses as int64 and cast them)."""
+    from kernlint.ir.lower import DT
+
+    element = args[0] if args else kw.get("element_ty")
+    return DT(f"ptr<{element.dtype}>") if isinstance(element, DT) else Unknown("pointer_type")
 
 
 # `tl.rand`/`tl.randn`/`tl.randint(seed, offset)`: one Philox4x32 result per element of `offset`
