@@ -107,6 +107,14 @@ def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True) ->
 TREE_SHARE = 0.3
 
 
+def _independent_loops(live: Liveness) -> set[int]:
+    """Loops that carry nothing from one iteration to the next (a persistent row loop: `for row in
+    tl.range(start, n_rows, step)` with the whole row reduced inside): each iteration is straight-line code."""
+    return derived(live, "independent loops", lambda: {
+        s.op.id for s in live.steps if s.op.kind == "for" and not s.is_end and not s.op.attrs.get("carried")
+        and not s.op.attrs.get("rebinds_outer", True)})
+
+
 def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float:
     """Registers the within-thread part of a reduction holds at step `index` beyond its operands: Triton
     reduces a thread's elements pairwise (a tree), and when the reduced tile is still read after the
@@ -127,7 +135,7 @@ def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float
     src = step.op.operands[0]
     if live.intervals.get(src.id, (0, -1))[1] <= index:
         return 0.0   # the tile dies here: the tree overwrites it
-    if step.loops:
+    if step.loops and not all(loop in _independent_loops(live) for loop in step.loops):
         # inside a loop (attention's row max, cross-entropy's online logsumexp) ptxas interleaves the tree
         # with the loop's other work: counting it there put attention 5 % and cross-entropy 9 % over
         return 0.0

@@ -104,6 +104,9 @@ class ControlFlowLowering(_Base):
         line = self.line(stmt)
         assigned = _assigned_names(body)
         carried_names = [n for n in sorted(assigned) if isinstance(env.get(n), Value)]
+        # names the body re-binds that existed before the loop: carried state even when it entered as a
+        # Python scalar (`m = float("-inf")` of an online softmax), which `carried` (tiles only) leaves out
+        rebinds_outer = any(n in env for n in assigned)
         body_env = dict(env)
         args: dict[str, Value] = {}
         for name in carried_names:
@@ -137,7 +140,7 @@ class ControlFlowLowering(_Base):
         self.blocks[-1].append(Op(
             self.next_id, "for", None, tuple(c.init for c in carried), line,
             {"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs,
-             "flatten": flatten},
+             "flatten": flatten, "rebinds_outer": rebinds_outer},
             (Region(tuple(ops)),), tuple(c.yielded for c in carried)))
 
 
