@@ -20,11 +20,11 @@ from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
-from kernlint.analysis.register_tmem import row_vector_operands, tmem_reads
+from kernlint.analysis.register_tmem import folded_accumulations, row_vector_operands, staged_async_operands, tmem_reads
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.register_widen import hold_widened_loads_narrow
-from kernlint.analysis.placement import DotPlacement, _source_load, numel
+from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.tl_dispatch import PHILOX_RESULTS
 from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
@@ -131,9 +131,9 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     threads = 32 * num_warps
     in_smem = {v.id for d in dots if d.async_mma for v in (*d.pipelined_operands, *d.operand_views)}
     if spec.tensor_core == "tcgen05":
-        in_smem |= _staged_async_operands(live, dots)
+        in_smem |= staged_async_operands(live, dots)
     in_tmem = {d.op.result.id for d in dots if d.tmem_accumulator and d.op.result is not None}
-    in_tmem |= _folded_accumulations(live, in_tmem)
+    in_tmem |= folded_accumulations(live, in_tmem)
     in_tmem = through_merges_and_loops(live, in_tmem, env)  # if-merged and loop-carried copies stay in TMEM too
     costs: dict[int, float] = {}
     data: set[int] = set()
@@ -164,9 +164,12 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         costs[vid] = cost
     costs.update({**non_affine_offset_costs(live, env, num_warps), **tma_descriptor_costs(live, spec.capability),
                   **unaligned_pointer_costs(live, env, threads)})
+    # element-by-element addresses are rematerialised by ptxas when the budget is short (see remat below)
+    remat: set[int] = set()
     for vid, cost in element_wise_load_costs(live, env, threads).items():
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
+            remat |= {vid} if is_pointer(live.values[vid].dtype) else set()
     _carry_streamed_data(live, streamed, costs)
     hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
     stream_in_place(live, costs, env, threads)
@@ -188,21 +191,31 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             state = _philox_state(step.op.result, env, threads) * model.data_scale
             transient[i] = transient.get(i, 0.0) + max(0.0, state - costs.get(step.op.result.id, 0.0))
     events: dict[int, float] = {}
+    remat_events: dict[int, float] = {}
     for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
         stop = end if end > start else start + 1
-        events[start] = events.get(start, 0.0) + costs[vid]
-        events[stop] = events.get(stop, 0.0) - costs[vid]
-    running, peak, peak_at, read_at_peak = 0.0, 0.0, 0, 0.0
+        for ev in (events, remat_events) if vid in remat else (events,):
+            ev[start] = ev.get(start, 0.0) + costs[vid]
+            ev[stop] = ev.get(stop, 0.0) - costs[vid]
+    running, peak, peak_at, read_at_peak, running_remat, firm_peak = 0.0, 0.0, 0, 0.0, 0.0, 0.0
     for i in range(len(live.steps) + 1):
         running += events.get(i, 0.0)
+        running_remat += remat_events.get(i, 0.0)
         total = running + transient.get(i, 0.0) + tmem_read.get(i, 0.0)
+        firm_peak = max(firm_peak, total - running_remat)
         if total > peak:
             peak, peak_at, read_at_peak = total, i, total - running - transient.get(i, 0.0)
     demand = int(math.ceil(peak + model.base))
+    budget = register_budget(spec, num_warps, maxnreg)
+    if demand > budget and remat:
+        # Recomputing an address (base + row offset + column offset) is cheaper than spilling it: ptxas
+        # squeezes to the budget while what cannot be recomputed fits. Measured (Triton 3.9, sm_90,
+        # examples/persistent_matmul.py, B loaded element by element): 64x128x64 w4 241-245 registers, no
+        # spill, where holding every address asks 261 (examples' sm_90 spill F1 0.87 -> 0.91).
+        demand = max(budget, int(math.ceil(firm_peak + model.base)))
     at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
     data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0) + read_at_peak
     acc_at_peak = sum(costs[v.id] for v in at_peak if v.id in acc)
-    budget = register_budget(spec, num_warps, maxnreg)
     allocated = min(demand, budget)
     spill = max(0, demand - budget) * 4
     tiles = sorted((LiveTile(v.name or "tile", "x".join(str(d) for d in v.shape) or "scalar", v.dtype,
@@ -225,51 +238,6 @@ PHILOX_STATE_WORDS = 4
 def _philox_state(value: Value, env: Mapping[str, Any], threads: int) -> float:
     size = numel(value, env)
     return PHILOX_STATE_WORDS * max(1, math.ceil(size / threads)) if size is not None else 0.0
-
-
-def _staged_async_operands(live: Liveness, dots: list[DotPlacement]) -> set[int]:
-    """Loop-invariant tiles loaded before a loop and read by a tcgen05 MMA inside it (attention's Q, the
-    backward's K and V): Triton copies them once into shared memory (ttg.local_alloc before the loop, measured
-    in the Triton 3.9 TTGIR of the attention kernels) and the MMA reads them from there, so the register copy
-    dies at the copy instead of living across the loop. Not applied to wgmma: the sm_90 truth did not improve
-    with it (suite register median error 0.143 → 0.188), the wgmma register model is calibrated with them."""
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
-    step_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
-    out: set[int] = set()
-    for d in dots:
-        if not d.async_mma or d.in_loop is None:
-            continue
-        for operand in d.op.operands[:2]:
-            load = _source_load(operand, producers)
-            if load is None or load.result is None or d.in_loop in step_loops.get(load.id, ()):
-                continue
-            out.add(load.result.id)
-            value = operand
-            while value.id != load.result.id and value.id not in out:  # trans/view copies of it
-                out.add(value.id)
-                op = producers.get(value.id)
-                if op is None or not op.operands:
-                    break
-                value = op.operands[0]
-    return out
-
-
-def _folded_accumulations(live: Liveness, dot_results: set[int]) -> set[int]:
-    """`acc += tl.dot(a, b)`: the sum of a loop-carried tile and a dot result. Triton folds it into the dot's
-    accumulator operand (lib/Dialect/Triton/Transforms/Combine.td, `add(acc, dot(a, b, 0)) → dot(a, b, acc)`),
-    so on sm_100 the running sum stays in tensor memory like a `tl.dot(a, b, acc)` accumulator (dK/dV/dQ of
-    the attention backward: measured b200 dK/dV 32×64 w4 s3 126 registers, not two 64×128 fp32 tiles)."""
-    carried_args = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end
-                    for c in s.op.attrs.get("carried", ())}
-    out: set[int] = set()
-    for step in live.steps:
-        op = step.op
-        if step.is_end or op.kind != "elementwise" or op.attrs.get("fn") != "+" or op.result is None:
-            continue
-        ids = {v.id for v in op.operands}
-        if len(op.operands) == 2 and ids & dot_results and ids & carried_args:
-            out.add(op.result.id)
-    return out
 
 
 def _accumulators(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any]) -> set[int]:
