@@ -114,3 +114,11 @@ def test_examples_meet_the_register_target_on_sm90_and_sm100(development_sets) -
     table = development_sets["triton-3.9.json"]
     for target in ("h100", "b200"):
         assert table[target]["regs_within_20pct"] >= 0.85, (target, table[target])
+
+
+def test_spill_prediction_meets_the_target_on_sm90(development_sets) -> None:  # type: ignore[no-untyped-def]
+    # The spill F1 >= 0.9, met on sm_90 of both development files since element-by-element addresses
+    # are rematerialised rather than spilled (registers.py): measured 0.912 (examples) and 0.909 (suite).
+    # sm_100 is at 0.83 on both (over-counted third-pass loads of layernorm at 128 fp32 per thread).
+    for name, table in development_sets.items():
+        assert table["h100"]["spill_f1"] >= 0.9, (name, table["h100"])
