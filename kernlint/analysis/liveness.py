@@ -159,6 +159,12 @@ def readers(live: Liveness) -> dict[int, list[Op]]:
     return derived(live, "readers", compute)
 
 
+def producers(live: Liveness) -> dict[int, Op]:
+    """Value id → the op that defines it (memoised with `derived`: do not mutate it)."""
+    return derived(live, "producers", lambda: {v.id: s.op for s in live.steps if not s.is_end
+                                               for v in s.op.all_results()})
+
+
 def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Callable[[Op, Value], Iterable[Value]],
               carried: Mapping[int, tuple[Value, Value]] | None = None) -> None:
     """Walk a value's producers backwards, at most `limit` values, each once: `visit(op, value)` sees the op

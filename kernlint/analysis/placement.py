@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.axis_info import load_vector_bytes
-from kernlint.analysis.liveness import Liveness, walk_back
+from kernlint.analysis.liveness import Liveness, producers as producers_of, walk_back
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -50,12 +50,7 @@ def numel(value: Value, env: Mapping[str, Any]) -> int | None:
 
 
 def _producer_map(live: Liveness) -> dict[int, Op]:
-    producers: dict[int, Op] = {}
-    for step in live.steps:
-        if not step.is_end:
-            for v in step.op.all_results():
-                producers[v.id] = step.op
-    return producers
+    return producers_of(live)
 
 
 def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:

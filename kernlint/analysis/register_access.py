@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.analysis.axis_info import load_vector_bytes
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, producers as producers_of
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import element_bytes, pointee
 
@@ -19,7 +19,7 @@ def element_wise_load_costs(live: Liveness, env: Mapping[str, Any], threads: int
     bits wide (ld.global.b16 writes a full register). Measured (Triton 3.9, sm_90, examples/persistent_matmul.py,
     B offsets clamped, bf16): 16/32/64 B elements per thread -> 108-126 / 158-175 / 241-245 registers, about 3
     per B element, almost independent of the accumulator size; the contiguous-load model gave 59-198."""
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = producers_of(live)
     out: dict[int, float] = {}
     for step in live.steps:
         op = step.op

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -67,7 +67,7 @@ def row_vector_operands(live: Liveness, in_tmem: set[int], env: Mapping[str, Any
     vector keeps its blocked load and reaches the slice through a convert_layout in shared memory, which ptxas
     re-reads at each use (128×256 w8: 256-element bias, `ttg.convert_layout` in the TTGIR, 200 registers, not
     128 + 128 words)."""
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = producers_of(live)
     out: dict[int, float] = {}
     for i, step in enumerate(live.steps):
         op = step.op
@@ -100,7 +100,7 @@ def staged_async_operands(live: Liveness, dots: list[DotPlacement]) -> set[int]:
     in the Triton 3.9 TTGIR of the attention kernels) and the MMA reads them from there, so the register copy
     dies at the copy instead of living across the loop. Not applied to wgmma: the sm_90 truth did not improve
     with it (suite register median error 0.143 → 0.188), the wgmma register model is calibrated with them."""
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = producers_of(live)
     step_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
     out: set[int] = set()
     for d in dots:

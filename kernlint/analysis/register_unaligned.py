@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, readers
+from kernlint.analysis.liveness import Liveness, readers, producers as producers_of
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op, Value, is_pointer
 
@@ -51,7 +51,7 @@ def _loaded_base(pointer: Value, producers: Mapping[int, Op]) -> bool:
 def unaligned_pointer_costs(live: Liveness, env: Mapping[str, Any], threads: int) -> dict[int, float]:
     """Registers of pointer tiles read by a load or store whose base is a loaded, unhinted address: two per
     element a thread accesses."""
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = producers_of(live)
     read_by = readers(live)
     out: dict[int, float] = {}
     for vid, value in live.values.items():

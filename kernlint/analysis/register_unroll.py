@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, producers as producers_of
 from kernlint.ir.nodes import Op
 from kernlint.ir.symbolic import as_int
 
@@ -29,7 +29,7 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any]) -> dict[int, int]:
     causal_conv1d_fwd, KERNEL_WIDTH 4 bf16 x-tiles accumulated into fp32, 32 elements per thread): 80-122
     registers, about the four loaded tiles (64) plus the accumulator (32), not one tile (16)."""
     out: dict[int, int] = {}
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = producers_of(live)
     for step in live.steps:
         op = step.op
         if step.is_end or op.kind != "for" or op.attrs.get("loop") != "static_range":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, readers
+from kernlint.analysis.liveness import Liveness, readers, producers as producers_of
 from kernlint.analysis.smem_reduce import memory_shapes, tile_layout
 from kernlint.ir.nodes import Op, Value, element_bytes
 
@@ -63,7 +63,7 @@ def hold_widened_loads_narrow(live: Liveness, costs: dict[int, float], loaded: s
     """Cap the cost of a widened copy of a loaded tile at the loaded tile's cost when it is reduced row by
     row (in place)."""
     read_by = readers(live)
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = producers_of(live)
     order = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
     memory: list[tuple[list[int], int, bool]] | None = None
     for index, step in enumerate(live.steps):

@@ -179,7 +179,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     for vid, cost in element_wise_load_costs(live, env, threads).items():
         if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
-            remat |= {vid} if is_pointer(live.values[vid].dtype) else set()
+            if is_pointer(live.values[vid].dtype):
+                remat.add(vid)
     _carry_streamed_data(live, streamed, costs)
     hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
     stream_in_place(live, costs, env, threads)

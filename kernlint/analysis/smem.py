@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_reduce import reduction_scratch
@@ -157,7 +157,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             if staged_store is not None:
                 per_loop.setdefault(step.loops[-1] if step.loops else None, []).append(staged_store)
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
-    producers = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producers = producers_of(live)
     scratch: dict[int | None, SmemBuffer] = {}
     for use in reduction_scratch(live, producers, env, num_warps):  # smem_reduce.py
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
