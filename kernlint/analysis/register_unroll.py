@@ -5,8 +5,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, producers as producers_of
+from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op
-from kernlint.ir.symbolic import as_int
+from kernlint.ir.symbolic import Unknown, as_int
 
 
 def static_trip_count(op: Op, env: Mapping[str, Any]) -> int | None:
@@ -20,14 +21,24 @@ def static_trip_count(op: Op, env: Mapping[str, Any]) -> int | None:
     return max(0, -(-(stop - start) // step))
 
 
-def unrolled_loads(live: Liveness, env: Mapping[str, Any]) -> dict[int, int]:
+def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: bool = True) -> dict[int, int]:
     """Loaded tiles of a `tl.static_range` body whose addresses and masks do not depend on the loop-carried
-    values, mapped to the loop's trip count. Triton unrolls static_range in the frontend (code_generator.py,
-    visit_For: static_range bodies are emitted once per iteration), so the body becomes straight-line code in
-    which these loads are independent of the accumulation, and ptxas issues all of them before the first
-    use to hide memory latency: one register copy per iteration is live at the peak. Measured (Triton 3.9,
-    causal_conv1d_fwd, KERNEL_WIDTH 4 bf16 x-tiles accumulated into fp32, 32 elements per thread): 80-122
-    registers, about the four loaded tiles (64) plus the accumulator (32), not one tile (16)."""
+    values, mapped to the number of register copies live at the peak. Triton unrolls static_range in the
+    frontend (code_generator.py, visit_For: static_range bodies are emitted once per iteration), so the body
+    becomes straight-line code in which these loads are independent of the accumulation, and ptxas may issue
+    the loads of every iteration before the first use to hide memory latency.
+
+    Whether it does depends on what the body loads. Measured (Triton 3.9, sm_80 / sm_90 / sm_100: the suite's
+    causal_conv1d_fwd and 132 compiles of 4-tap static_range probe convolutions accumulating fp16/bf16 [L, D]
+    tiles into fp32, at 32 and 64 accumulator elements per thread):
+      * a body with a per-iteration operand smaller than its largest tile (the per-tap weight vector of
+        `acc += x * w_i[None, :]`): on sm_90 / sm_100 all taps' loads are in flight — 96-122 / 177-199
+        registers, about the four x tiles plus the accumulator; on sm_80 only the small operands are
+        (`hoist_full_tiles` False): 76-80 / 137-151 registers, one x tile + the accumulator + every w_i;
+      * a body of full-size tiles only (`acc += x`, `acc += x * 0.5`, `acc += x * g` with g another [L, D]
+        tile): one iteration's tiles at a time on every target — 48-60 / 78-104 registers for x alone and
+        62-71 / 108-136 for x and g, where counting four copies asked 107-121 / 198-227 (fla's
+        causal_conv1d_fwd without weights: ptxas 48 / 81, estimated 121 / 220 that way)."""
     out: dict[int, int] = {}
     producers = producers_of(live)
     for step in live.steps:
@@ -44,9 +55,33 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any]) -> dict[int, int]:
         # in-place rotation over static_range head blocks: measured 32-44 registers, one iteration's tiles).
         if any(inner.kind in ("store", "atomic") for inner in walk_ops(body)):
             continue
-        for inner in body:
-            if inner.kind == "load" and inner.result is not None and not _depends_on(inner, carried, producers):
-                out[inner.result.id] = trips
+        hoisted = [inner for inner in _straight_line_ops(body, env) if inner.kind == "load"
+                   and inner.result is not None and not _depends_on(inner, carried, producers)]
+        sizes = {op.result.id: numel(op.result, env) for op in hoisted if op.result is not None}
+        known = [n for n in sizes.values() if n is not None]
+        if len(known) < 2 or min(known) == max(known):
+            continue   # full-size tiles only: one iteration's tiles at a time (docstring)
+        largest = max(known)
+        for vid, n in sizes.items():
+            if hoist_full_tiles or (n is not None and n < largest):
+                out[vid] = trips
+    return out
+
+
+def _straight_line_ops(ops: tuple[Op, ...], env: Mapping[str, Any]) -> list[Op]:
+    """The ops a loop body emits for this config: the taken branch of a constexpr `if` (Triton's code
+    generator emits only that branch, inline), both branches of a runtime one; nested loops not entered."""
+    out: list[Op] = []
+    for op in ops:
+        out.append(op)
+        if op.kind != "if":
+            continue
+        cond = op.attrs.get("cond")
+        taken = cond.evaluate(env) if cond is not None and not op.operands else None
+        regions = op.regions if taken is None or isinstance(taken, Unknown) else \
+            (op.regions[:1] if taken else op.regions[1:2])
+        for region in regions:
+            out.extend(_straight_line_ops(region.ops, env))
     return out
 
 

@@ -187,7 +187,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     sink_loads(live, costs, enabled=sink)
     window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
-    for vid, copies in unrolled_loads(live, env).items():
+    for vid, copies in unrolled_loads(live, env, hoist_full_tiles=spec.capability >= 90).items():
         costs[vid] *= copies
     # Epilogue reads of a TMEM accumulator hold its fragment in registers at the reading op (register_tmem.py).
     tmem_read = tmem_reads(live, in_tmem, lambda v: tile_cost(v, env, threads, model) or 0.0)  # tcgen05.ld lands it whole
