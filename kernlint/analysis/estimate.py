@@ -10,7 +10,7 @@ from kernlint.analysis.occupancy import Occupancy, compute_occupancy
 from kernlint.analysis.placement import DotPlacement, place_dots
 from kernlint.analysis.registers import RegisterEstimate, estimate_registers
 from kernlint.analysis.smem import SmemEstimate, estimate_smem
-from kernlint.analysis.spill_collapse import apply_spill_collapse
+from kernlint.analysis.spill_collapse import apply_philox_serialisation, apply_spill_collapse
 from kernlint.diagnostic import Confidence
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR
@@ -93,6 +93,7 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
     regs = estimate_registers(live, dots, env, spec, config.num_warps, config.maxnreg, config.num_stages,
                               sink=not getattr(ir, "rdims", ()))
     # far over the budget ptxas compiles for full occupancy (32 registers) instead: spill_collapse.py
+    regs = apply_philox_serialisation(regs, spec, config.num_warps, config.maxnreg)
     regs = apply_spill_collapse(regs, dots, spec, config.num_warps, config.maxnreg)
     occ = compute_occupancy(spec, config.num_warps, regs.allocated, smem.total)
     confidence = Confidence.ESTIMATE

@@ -81,6 +81,7 @@ class RegisterEstimate:
     data_regs: float = 0.0        # unscaled data-tile registers at the peak (for fitting the model)
     index_regs: float = 0.0       # address/offset/mask/scalar registers at the peak
     acc_regs: float = 0.0         # unscaled dot-accumulator registers at the peak
+    serial_regs: float = 0.0      # registers of independent per-element chains at the peak (Philox rounds)
 
 
 # How far over the budget recomputable addresses are squeezed away. Without a limit the held-out public
@@ -194,13 +195,15 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     for i, words in row_vector_operands(live, in_tmem, env, threads).items():
         tmem_read[i] = tmem_read.get(i, 0.0) + words
     transient: dict[int, float] = {}
+    philox: dict[int, float] = {}   # the Philox rounds' counter words (a serialisable part of `transient`)
     for i, step in enumerate(live.steps):
         if step.is_end or step.op.kind == "dot":
             continue
         transient[i] = transient.get(i, 0.0) + reduction_tree(live, i, costs)
         if step.op.kind == "elementwise" and step.op.attrs.get("fn") in PHILOX_RESULTS and step.op.result is not None:
             state = _philox_state(step.op.result, env, threads) * model.data_scale
-            transient[i] = transient.get(i, 0.0) + max(0.0, state - costs.get(step.op.result.id, 0.0))
+            philox[i] = max(0.0, state - costs.get(step.op.result.id, 0.0))
+            transient[i] = transient.get(i, 0.0) + philox[i]
     events: dict[int, float] = {}
     remat_events: dict[int, float] = {}
     for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
@@ -245,7 +248,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     peak_line = live.steps[peak_at].op.line if peak_at < len(live.steps) else 0
     return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete,
                             data_at_peak / model.data_scale if model.data_scale else 0.0,
-                            max(0.0, peak - data_at_peak - acc_at_peak), acc_at_peak / model.acc_scale if model.acc_scale else 0.0)
+                            max(0.0, peak - data_at_peak - acc_at_peak), acc_at_peak / model.acc_scale if model.acc_scale else 0.0,
+                            philox.get(peak_at, 0.0))
 
 
 # Philox4x32 (triton/language/random.py, philox_impl): every element's four 32-bit counter words c0..c3 are

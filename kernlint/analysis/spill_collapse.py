@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kernlint.analysis.placement import DotPlacement
-from kernlint.analysis.registers import RegisterEstimate
+from kernlint.analysis.registers import PHILOX_STATE_WORDS, RegisterEstimate
 from kernlint.hardware.specs import GpuSpec
 
 # demand / budget from which a dot-free kernel is predicted to collapse (see the module docstring)
@@ -74,3 +74,29 @@ def apply_spill_collapse(regs: RegisterEstimate, dots: list[DotPlacement], spec:
         return regs
     # every tile word above the full-occupancy registers goes through local memory
     return replace(regs, allocated=target, spill_bytes=(regs.demand - target) * 4)
+
+
+# Philox serialisation: `tl.rand` runs ten rounds on four counter words per element, and the elements are
+# independent chains. With 1 warp a thread keeps every chain in flight (registers.py: 8 elements -> 48
+# registers); with >= 2 warps ptxas 13.x (sm_90 / sm_100) runs the chains one after another when that reaches
+# full occupancy. Measured (Triton 3.9, a kernel storing tl.rand(seed, offs), 2 / 4 / 8 warps): 8 elements per
+# thread -> 32 registers on sm_90 and sm_100 (48-49 with 1 warp; sm_80's ptxas 12.9 keeps 40), 4 -> 28-29; at
+# 16 per thread (model demand 2.2x the full-occupancy count) 56-64 on sm_90, not 32. The suite's
+# residual_dropout_kernel (fp16 x and residual + tl.rand, 8 elements per thread at 2 / 4 / 8 warps) compiles
+# to 32 on sm_90 and sm_100 where the chains in flight ask 46-50. The limit lies between the largest demand
+# measured serialised (50 / 32 = 1.56) and the smallest measured kept (16 per thread, 2 warps, sm_90: 70 / 32 =
+# 2.19); sm_100 serialises some of the latter too (2-4 warps -> 32, 8 warps -> 63), which the rule misses.
+PHILOX_SERIAL_LIMIT = 1.85   # demand / full-occupancy registers up to which the chains are serialised
+
+
+def apply_philox_serialisation(regs: RegisterEstimate, spec: GpuSpec, num_warps: int,
+                               maxnreg: int | None = None) -> RegisterEstimate:
+    """The register estimate with the Philox chains run one at a time where that reaches full occupancy."""
+    target = full_occupancy_registers(spec, num_warps)
+    if (not regs.serial_regs or maxnreg is not None or spec.capability < 90 or num_warps < 2
+            or not target < regs.demand <= PHILOX_SERIAL_LIMIT * target):
+        return regs
+    if regs.demand - regs.serial_regs + PHILOX_STATE_WORDS > target:
+        return regs   # the rest of the live set does not fit either
+    return replace(regs, demand=target, allocated=min(target, regs.budget), pressure=target / regs.budget,
+                   spill_bytes=0)
