@@ -122,3 +122,13 @@ def test_spill_prediction_meets_the_target_on_sm90(development_sets) -> None:  #
     # sm_100 is at 0.83 on both (over-counted third-pass loads of layernorm at 128 fp32 per thread).
     for name, table in development_sets.items():
         assert table["h100"]["spill_f1"] >= 0.9, (name, table["h100"])
+
+
+def test_suite_register_accuracy_on_sm90_and_sm100(development_sets) -> None:  # type: ignore[no-untyped-def]
+    # Regression gate for the suite on the two targets, a little under what was measured at the
+    # eighth stop (2026-11-30, after the Philox serialisation and static_range tap rules): within 20 %
+    # 83.1 % (h100) / 80.3 % (b200), median 6.5 % / 6.5 %. The 85 % is not met yet.
+    table = development_sets["suite-triton-3.9.json"]
+    for target in ("h100", "b200"):
+        assert table[target]["regs_within_20pct"] >= 0.80, (target, table[target])
+        assert table[target]["regs_median_abs_err"] <= 0.075, (target, table[target])
