@@ -51,6 +51,15 @@ class ControlFlowLowering(_Base):
                 ret = self.run_body(body, branch_env)
             branches.append((branch_env, self.blocks.pop(), ret))
         (then_env, then_ops, then_ret), (else_env, else_ops, else_ret) = branches
+        if (then_ret is None) != (else_ret is None):
+            # An early exit on a runtime condition (`if M_e == 0: return` in liger's MoE kernels, tiles past
+            # the end of a ragged batch): the CTAs that stay run the rest of the body, which decides the
+            # resources, so lowering goes on with the names of the branch that falls through.
+            if then_ret is not None:
+                then_env = else_env
+            else:
+                else_env = then_env
+            then_ret = else_ret = None
         merged: list[Value] = []
         sources: list[tuple[Value, Value, Value]] = []
         for name in sorted(set(then_env) | set(else_env)):
