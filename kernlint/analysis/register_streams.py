@@ -19,6 +19,8 @@ looped two-load chain is left alone, as measured, but other terms miss 10-30 %).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from collections.abc import Iterable
 
 from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
@@ -146,6 +148,37 @@ def scan_results(live: Liveness) -> set[int]:
     """Values a scan produces: they exist whole (every element is written before any is read), so they are
     never streamed element by element (registers._streamed_values)."""
     return {v.id for s in live.steps if s.op.kind == "scan" and not s.is_end for v in s.op.all_results()}
+
+
+def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> set[int]:
+    """Dot products scaled before they are added to a loop-carried accumulator (`acc += tl.dot(a, b) *
+    a_s[:, None] * b_s[None, :]`, block-scaled fp8 GEMMs). The MMA writes the whole fresh product while the
+    carried accumulator is live, so the product is never streamed element by element
+    (registers._streamed_values). A plain `acc += tl.dot(a, b)` is not one: Triton's combine pass folds the
+    add into the MMA's accumulator operand (lib/Dialect/TritonGPU... Combine: add(dot(a, b, 0), d) ->
+    dot(a, b, d)). Found on the public set: unsloth's _w8a8_block_fp8_matmul at 64×64×64 · 4 warps,
+    ptxas 157 (sm_90) / 196 (sm_100) registers against 73 / 105 estimated with the product streamed."""
+    carried = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
+    by_id = {s.op.id: s.op for s in live.steps if not s.is_end}
+    out: set[int] = set()
+    for step in live.steps:
+        if step.is_end or step.op.kind != "dot" or step.op.result is None:
+            continue
+        value, hops = step.op.result, 0
+        while hops < 8:
+            users = uses.get(value.id, {})
+            if len(users) != 1:
+                break
+            user = by_id.get(next(iter(users)))
+            if user is None or user.kind != "elementwise" or user.result is None:
+                break
+            others = [v for v in user.operands if v.id != value.id]
+            if user.attrs.get("fn") == "+" and any(v.id in carried for v in others):
+                if hops:   # scaled first: the product is materialised next to the accumulator
+                    out.add(step.op.result.id)
+                break
+            value, hops = user.result, hops + 1
+    return out
 
 
 # In-flight load window of an in-loop accumulation (`acc += tl.load(...)`, `s += x * x`): ptxas issues a loop

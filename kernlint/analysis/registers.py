@@ -19,7 +19,8 @@ from kernlint.analysis.register_access import element_wise_load_costs
 from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
-from kernlint.analysis.register_streams import reduction_tree, scan_results, sink_loads, window_accumulated_loads
+from kernlint.analysis.register_streams import (reduction_tree, scaled_products, scan_results, sink_loads,
+                                                window_accumulated_loads)
 from kernlint.analysis.register_tmem import folded_accumulations, row_vector_operands, staged_async_operands, tmem_reads
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.analysis.register_unroll import unrolled_loads
@@ -294,6 +295,7 @@ def _streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) -
     out: set[int] = set()
     held = _held_across_iterations(live)
     scanned = scan_results(live)   # written whole by a scan before any element is read
+    scanned |= scaled_products(live, uses)
     for vid, value in live.values.items():
         if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held or vid in scanned:
             continue
