@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ast
+import operator
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -72,6 +74,51 @@ def _ast_depth(text: str) -> tuple[int, int] | None:
         return sys.maxsize, 1
     except (SyntaxError, ValueError):
         return None
+    peak = _ast_peak(tree)
+    if peak <= MAX_AST_DEPTH:
+        return peak, 1  # the line is only reported for a tree that is too deep
+    return _ast_peak_and_line(tree)
+
+
+# Per node type, one C call that reads all its fields (ast.iter_child_nodes, a generator over a
+# generator, was most of the depth check's time). ast.parse sets every field of the nodes it makes
+# (absent optional ones to None), so attrgetter never meets a missing attribute.
+_AST_FIELDS: dict[type, Callable[[ast.AST], tuple[object, ...]]] = {}
+
+
+def _ast_fields(kind: type) -> Callable[[ast.AST], tuple[object, ...]]:
+    names: tuple[str, ...] = kind._fields  # type: ignore[attr-defined]
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+
+        def getter(node: ast.AST) -> tuple[object, ...]:
+            return (one(node),)
+    else:
+        getter = operator.attrgetter(*names) if names else (lambda node: ())
+    _AST_FIELDS[kind] = getter
+    return getter
+
+
+def _ast_peak(tree: ast.AST) -> int:
+    """Depth of the deepest node (the root is 0), level by level; the same nodes as ast.iter_child_nodes."""
+    level: list[ast.AST] = [tree]
+    depth = -1
+    while level:
+        depth += 1
+        below: list[ast.AST] = []
+        for node in level:
+            fields = _AST_FIELDS.get(type(node)) or _ast_fields(type(node))
+            for value in fields(node):
+                if isinstance(value, ast.AST):
+                    below.append(value)
+                elif isinstance(value, list):
+                    below.extend(item for item in value if isinstance(item, ast.AST))
+        level = below
+    return depth
+
+
+def _ast_peak_and_line(tree: ast.AST) -> tuple[int, int]:
+    """Deepest nesting and the line of the first node found at it (depth-first: the line reported)."""
     peak, peak_line = 0, 1
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:  # iterative: the tree may be too deep for a recursive walk
