@@ -11,8 +11,9 @@ tree are byte-identical, so a speed change can be checked for "same output" with
 (e.g. 0) for runs in different processes: reprs of sets follow string hashing).
 `--profile N` prints the N most expensive functions (cProfile, cumulative time).
 
-The repository root is put first on sys.path so the checkout this script lives in is measured (the
-shared venv also has an editable install of another checkout).
+The repository root is put first on sys.path and its `rules/` is loaded as `kernlint.rules`, so the
+checkout this script lives in is measured (an editable install maps `kernlint.rules` to the rules/ of
+the checkout it was installed from, whichever `kernlint` is imported).
 """
 from __future__ import annotations
 
@@ -27,6 +28,21 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+def _load_this_checkouts_rules() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kernlint.rules", ROOT / "rules" / "__init__.py",
+                                                  submodule_search_locations=[str(ROOT / "rules")])
+    if spec is None or spec.loader is None or "kernlint.rules" in sys.modules:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kernlint.rules"] = module
+    spec.loader.exec_module(module)
+
+
+_load_this_checkouts_rules()
 
 from kernlint.api import LintResult, Settings, lint_paths  # noqa: E402
 from kernlint.report.json_format import estimate_json  # noqa: E402
@@ -107,7 +123,8 @@ def main() -> int:
     doc = canonical(result)
     kernels, diagnostics, estimates = counts(doc)
     files = len(result.files)
-    print(f"kernlint {Path(sys.modules['kernlint'].__file__ or '').parent}")
+    print(f"kernlint {Path(sys.modules['kernlint'].__file__ or '').parent}, "
+          f"rules {Path(sys.modules['kernlint.rules'].__file__ or '').parent}")
     print(f"files {files}  kernels {kernels}  estimates {estimates}  diagnostics {diagnostics}  "
           f"internal errors {len(result.internal_errors)}")
     print(f"seconds {seconds:.2f}  files/s {files / seconds if seconds else 0.0:.1f}")

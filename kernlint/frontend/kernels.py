@@ -279,6 +279,13 @@ def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
             if isinstance(n, (cst.Assign, cst.FunctionDef)) and n is not body]
 
 
+def facts_without_kernels(path: str) -> ModuleFacts:
+    """The facts of a file that `may_define_or_launch` rules out (constants are left out: only the
+    module's own kernels read them)."""
+    return ModuleFacts(path=path, module_name=module_name_for(path), jit_functions=(), launches=(), constants={},
+                       called_jit_names=frozenset())
+
+
 def collect_module_facts(path: str, module: cst.Module, package: str | None = None,
                          text: str | None = None) -> tuple[ModuleFacts, NameResolver]:
     module_name = module_name_for(path)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,11 +43,16 @@ def decode_source(data: bytes) -> str | ParseFailure:
 MAX_NESTING = 150  # bracket depth; libcst's native parser and visitors recurse once per level
 
 
+# Only brackets and newlines change the count: looping over those alone (found by the regex engine)
+# instead of every character is ~10x fewer Python iterations.
+_BRACKET_OR_NEWLINE = re.compile(r"[()\[\]{}\n]")
+
+
 def _bracket_depth(text: str) -> tuple[int, int]:
     """Deepest bracket nesting and its line (strings are not skipped: a cheap upper bound)."""
     depth = peak = 0
     line = peak_line = 1
-    for ch in text:
+    for ch in _BRACKET_OR_NEWLINE.findall(text):
         if ch in "([{":
             depth += 1
             if depth > peak:
@@ -129,7 +135,9 @@ def _ast_peak_and_line(tree: ast.AST) -> tuple[int, int]:
     return peak, peak_line
 
 
-def parse_text(text: str) -> ParsedSource | ParseFailure:
+def check_syntax(text: str) -> ParseFailure | bool:
+    """The checks `parse_text` makes before libcst parses: a failure for nesting too deep to parse
+    safely, else whether CPython's own parser accepts the text."""
     # Deeply nested expressions would overflow the C stack inside the parser: refuse them up front.
     depth, line = _bracket_depth(text)
     if depth > MAX_NESTING:
@@ -138,6 +146,13 @@ def parse_text(text: str) -> ParsedSource | ParseFailure:
     if measured is not None and measured[0] > MAX_AST_DEPTH:
         shown = "too" if measured[0] == sys.maxsize else f"{measured[0]}"
         return ParseFailure(f"syntax tree nested {shown} deep (limit {MAX_AST_DEPTH}); not linted", measured[1])
+    return measured is not None
+
+
+def parse_text(text: str) -> ParsedSource | ParseFailure:
+    checked = check_syntax(text)
+    if isinstance(checked, ParseFailure):
+        return checked
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 5_000))
     try:

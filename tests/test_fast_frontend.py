@@ -1,8 +1,12 @@
-"""frontend.walk: the cheap walks visit the same nodes, in the same order, as libcst's own machinery.
+"""The frontend's fast paths give the results of the slow ones they replaced.
+
+frontend.walk: the cheap walks visit the same nodes, in the same order, as libcst's own machinery.
 
 The module-facts collector used to be a libcst visitor; kernels and launch sites are kept in the order
 it found them (launch order becomes config order in the output), so `iter_visit` must follow libcst's
 visitor order exactly. `CSTNode.children` is libcst's own listing of a node's children in that order.
+Files that cannot hold a kernel or launch skip the walk (and libcst's parse) but keep their launches,
+syntax errors and nesting limits.
 """
 from __future__ import annotations
 
@@ -94,3 +98,41 @@ def test_precheck_keeps_files_that_may_define_or_launch(source: str) -> None:
 @pytest.mark.parametrize("source", ["x = a[1] + f(2)", "y = b[0]  # (not a call)\n", "z = '#' * 80 + ']' + '#' * 4000"])
 def test_precheck_skips_files_without_kernels_or_launches(source: str) -> None:
     assert not may_define_or_launch(source)
+
+
+KERNEL_FILE = b'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def add(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+'''
+# Never says the three letters of the decorator; only its launch syntax keeps it on the full path.
+HOST_FILE = b'''from kern import add
+
+
+def run(x):
+    add[(1,)](  # grid
+        x, BLOCK=128)
+'''
+
+
+def test_a_launch_in_a_file_without_kernels_still_configures_the_kernel() -> None:
+    from kernlint.api import lint_sources
+
+    result = lint_sources([("kern.py", KERNEL_FILE), ("host.py", HOST_FILE)])
+    (kernel,) = result.files[0].kernels
+    assert [(p.origin, dict(p.constexprs)) for p in kernel.points] == [("launch", {"BLOCK": 128})]
+
+
+def test_files_without_kernels_report_syntax_errors_like_before() -> None:
+    from kernlint.api import _parse
+    from kernlint.frontend.parse import parse_text
+
+    for source in ("def f(:\n    pass\n", "x = " + "+".join(["1"] * 300) + "\n", "x = " + "(" * 200 + ")" * 200):
+        parsed = _parse("bad.py", source.encode())
+        assert parsed.failure is not None and parsed.failure == parse_text(source)
+    clean = _parse("clean.py", b"x = [1][0]\n")
+    assert clean.failure is None and clean.facts is not None and clean.facts.jit_functions == ()
