@@ -1,6 +1,8 @@
 """Find Triton jit functions, autotune/heuristics decorators, module constants and launch sites."""
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
@@ -11,7 +13,7 @@ from kernlint.frontend.facts import (
 )
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.static_eval import ConfigLiteral, StaticEvaluator
-from kernlint.frontend.walk import iter_nodes
+from kernlint.frontend.walk import iter_nodes, iter_visit
 from kernlint.ir.symbolic import Unknown
 
 JIT_NAMES = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
@@ -59,41 +61,84 @@ def collect_constants(module: cst.Module, evaluator: StaticEvaluator) -> dict[st
     return constants
 
 
-class _Collector(cst.CSTVisitor):
+# A file can only define a jit function if it says "jit" (every name kernlint resolves to triton.jit
+# ends in the identifier `jit` written in the file), and can only launch one through `callee[grid](...)`:
+# a `]` followed, past whitespace, comments and line continuations, by `(`. Files with neither (three
+# quarters of a large repository) get no walk of their syntax tree at all. The comment branch ends at
+# the end of its line (the lookahead) so the pattern cannot backtrack exponentially.
+_LAUNCH_SYNTAX = re.compile(r"\]\s*(?:(?:#[^\r\n]*(?=[\r\n])|\\(?:\r\n|\r|\n))\s*)*\(")
+
+
+def may_define_or_launch(text: str) -> bool:
+    return "jit" in text or _LAUNCH_SYNTAX.search(text) is not None
+
+
+class _LazyLocals:
+    """A host function's static locals, computed on first use: only functions that launch need them."""
+
+    def __init__(self, compute: Callable[[], dict[str, Any]]) -> None:
+        self._compute: Callable[[], dict[str, Any]] | None = compute
+        self._value: dict[str, Any] = {}
+
+    def get(self) -> dict[str, Any]:
+        if self._compute is not None:
+            self._value, self._compute = self._compute(), None
+        return self._value
+
+
+_SCOPES = frozenset((cst.FunctionDef, cst.ClassDef))
+
+
+class _Collector:
+    """Kernels, launch sites and calls from jit code, in one walk of the module (libcst visitor order;
+    frontend.walk.iter_visit says why it is not a libcst visitor)."""
+
     def __init__(self, path: str, module_name: str, names: NameResolver, evaluator: StaticEvaluator) -> None:
         self.path, self.module_name, self.names, self.ev = path, module_name, names, evaluator
         self.scope: list[str] = []
-        self.host_locals: list[dict[str, Any]] = []
+        self.host_locals: list[_LazyLocals] = []
         self.jit_depth = 0
         self.jit: list[JitFunction] = []
         self.launches: list[LaunchSite] = []
         self.called: set[str] = set()
         self.local_jit_names: set[str] = set()
 
+    def run(self, module: cst.Module) -> None:
+        for node, entering in iter_visit(module, _SCOPES):
+            kind = type(node)
+            if kind is cst.Call:
+                self.visit_call(node)  # type: ignore[arg-type]
+            elif kind is cst.FunctionDef:
+                if entering:
+                    self.visit_function(node)  # type: ignore[arg-type]
+                else:
+                    self.leave_function(node)  # type: ignore[arg-type]
+            elif kind is cst.ClassDef:
+                if entering:
+                    self.scope.append(node.name.value)  # type: ignore[attr-defined]
+                else:
+                    self.scope.pop()
+
     # -- scopes -----------------------------------------------------------------------------------
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scope.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def visit_function(self, node: cst.FunctionDef) -> None:
         qualname = ".".join([*self.scope, node.name.value])
         jit = self._jit_function(node, qualname)
         if jit is not None:
             self.jit.append(jit)
             self.jit_depth += 1
         self.scope.append(node.name.value)
-        self.host_locals.append(self._static_locals(node) if jit is None else {})
+        outer = self.host_locals[-1] if self.host_locals else None
+        self.host_locals.append(_LazyLocals(dict) if jit is not None else
+                                _LazyLocals(lambda: self._static_locals(node, outer)))
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+    def leave_function(self, original_node: cst.FunctionDef) -> None:
         self.scope.pop()
         self.host_locals.pop()
         if self.jit and self.jit[-1].node is original_node:
             self.jit_depth -= 1
 
     # -- calls ------------------------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_call(self, node: cst.Call) -> None:
         if self.jit_depth:
             for name in self.names.qualnames(node.func):
                 self.called.add(name if "." in name else f"{self.module_name}.{name}")
@@ -108,7 +153,7 @@ class _Collector(cst.CSTVisitor):
         # Local kernels resolve to their in-module qualname ("kern", "outer.<locals>.kern" → "outer.kern"),
         # imported ones to their absolute name; `kernlint.api` links either form to the JitFunction.
         callee = sorted(callee_names)[0].replace(".<locals>", "")
-        env = self.host_locals[-1] if self.host_locals else {}
+        env = self.host_locals[-1].get() if self.host_locals else {}
         kwargs = {a.keyword.value: self.ev.evaluate(a.value, env) for a in call.args if a.keyword is not None}
         grid = sub.slice[0].slice if sub.slice else None
         callable_grid = isinstance(grid, cst.Index) and (
@@ -121,11 +166,11 @@ class _Collector(cst.CSTVisitor):
             positional=sum(1 for a in call.args if a.keyword is None), grid_is_callable=callable_grid,
             host_function=".".join(self.scope) or None))
 
-    def _static_locals(self, fn: cst.FunctionDef) -> dict[str, Any]:
+    def _static_locals(self, fn: cst.FunctionDef, outer_locals: _LazyLocals | None) -> dict[str, Any]:
         """Single-assignment constants of a host function (`BLOCK = 1024` before a launch)."""
         seen: dict[str, int] = {}
         values: dict[str, Any] = {}
-        outer = self.host_locals[-1] if self.host_locals else {}
+        outer = outer_locals.get() if outer_locals is not None else {}
         for node in _walk_statements(fn.body):
             if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                 name = node.targets[0].target.value
@@ -234,6 +279,13 @@ def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
             if isinstance(n, (cst.Assign, cst.FunctionDef)) and n is not body]
 
 
+def facts_without_kernels(path: str) -> ModuleFacts:
+    """The facts of a file that `may_define_or_launch` rules out (constants are left out: only the
+    module's own kernels read them)."""
+    return ModuleFacts(path=path, module_name=module_name_for(path), jit_functions=(), launches=(), constants={},
+                       called_jit_names=frozenset())
+
+
 def collect_module_facts(path: str, module: cst.Module, package: str | None = None,
                          text: str | None = None) -> tuple[ModuleFacts, NameResolver]:
     module_name = module_name_for(path)
@@ -244,7 +296,8 @@ def collect_module_facts(path: str, module: cst.Module, package: str | None = No
     evaluator = StaticEvaluator(names)
     constants = collect_constants(module, evaluator)
     collector = _Collector(path, module_name, names, evaluator)
-    wrapper.module.visit(collector)
+    if text is None or may_define_or_launch(text):
+        collector.run(module)
     facts = ModuleFacts(path=path, module_name=module_name, jit_functions=tuple(collector.jit),
                         launches=tuple(collector.launches), constants=constants,
                         called_jit_names=frozenset(collector.called))

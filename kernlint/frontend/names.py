@@ -116,13 +116,21 @@ class NameResolver:
     """Answers "which fully qualified names can this expression refer to?" and "where is it?"."""
 
     def __init__(self, wrapper: MetadataWrapper, package: str = "", text: str | None = None) -> None:
-        fast = ast_positions(wrapper.module, text) if text is not None else None
-        self._positions: Mapping[cst.CSTNode, CodeRange] = (
-            fast if fast is not None else wrapper.resolve(PositionProvider))
+        self._wrapper, self._text = wrapper, text
+        self._position_map: Mapping[cst.CSTNode, CodeRange] | None = None
         self._package = package
         bindings = _Bindings(wrapper.module)
         self._imports = bindings.imports
         self._defs = bindings.defs
+
+    @property
+    def _positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        """Positions are computed on first use: most files of a repository have no kernel or launch, so
+        nothing ever asks where one of their nodes is."""
+        if self._position_map is None:
+            fast = ast_positions(self._wrapper.module, self._text) if self._text is not None else None
+            self._position_map = fast if fast is not None else self._wrapper.resolve(PositionProvider)
+        return self._position_map
 
     def qualnames(self, node: cst.CSTNode) -> frozenset[str]:
         name = self._resolve(node)

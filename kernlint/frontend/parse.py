@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import ast
+import operator
+import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -40,11 +43,16 @@ def decode_source(data: bytes) -> str | ParseFailure:
 MAX_NESTING = 150  # bracket depth; libcst's native parser and visitors recurse once per level
 
 
+# Only brackets and newlines change the count: looping over those alone (found by the regex engine)
+# instead of every character is ~10x fewer Python iterations.
+_BRACKET_OR_NEWLINE = re.compile(r"[()\[\]{}\n]")
+
+
 def _bracket_depth(text: str) -> tuple[int, int]:
     """Deepest bracket nesting and its line (strings are not skipped: a cheap upper bound)."""
     depth = peak = 0
     line = peak_line = 1
-    for ch in text:
+    for ch in _BRACKET_OR_NEWLINE.findall(text):
         if ch in "([{":
             depth += 1
             if depth > peak:
@@ -72,6 +80,51 @@ def _ast_depth(text: str) -> tuple[int, int] | None:
         return sys.maxsize, 1
     except (SyntaxError, ValueError):
         return None
+    peak = _ast_peak(tree)
+    if peak <= MAX_AST_DEPTH:
+        return peak, 1  # the line is only reported for a tree that is too deep
+    return _ast_peak_and_line(tree)
+
+
+# Per node type, one C call that reads all its fields (ast.iter_child_nodes, a generator over a
+# generator, was most of the depth check's time). ast.parse sets every field of the nodes it makes
+# (absent optional ones to None), so attrgetter never meets a missing attribute.
+_AST_FIELDS: dict[type, Callable[[ast.AST], tuple[object, ...]]] = {}
+
+
+def _ast_fields(kind: type) -> Callable[[ast.AST], tuple[object, ...]]:
+    names: tuple[str, ...] = kind._fields  # type: ignore[attr-defined]
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+
+        def getter(node: ast.AST) -> tuple[object, ...]:
+            return (one(node),)
+    else:
+        getter = operator.attrgetter(*names) if names else (lambda node: ())
+    _AST_FIELDS[kind] = getter
+    return getter
+
+
+def _ast_peak(tree: ast.AST) -> int:
+    """Depth of the deepest node (the root is 0), level by level; the same nodes as ast.iter_child_nodes."""
+    level: list[ast.AST] = [tree]
+    depth = -1
+    while level:
+        depth += 1
+        below: list[ast.AST] = []
+        for node in level:
+            fields = _AST_FIELDS.get(type(node)) or _ast_fields(type(node))
+            for value in fields(node):
+                if isinstance(value, ast.AST):
+                    below.append(value)
+                elif isinstance(value, list):
+                    below.extend(item for item in value if isinstance(item, ast.AST))
+        level = below
+    return depth
+
+
+def _ast_peak_and_line(tree: ast.AST) -> tuple[int, int]:
+    """Deepest nesting and the line of the first node found at it (depth-first: the line reported)."""
     peak, peak_line = 0, 1
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:  # iterative: the tree may be too deep for a recursive walk
@@ -82,7 +135,9 @@ def _ast_depth(text: str) -> tuple[int, int] | None:
     return peak, peak_line
 
 
-def parse_text(text: str) -> ParsedSource | ParseFailure:
+def check_syntax(text: str) -> ParseFailure | bool:
+    """The checks `parse_text` makes before libcst parses: a failure for nesting too deep to parse
+    safely, else whether CPython's own parser accepts the text."""
     # Deeply nested expressions would overflow the C stack inside the parser: refuse them up front.
     depth, line = _bracket_depth(text)
     if depth > MAX_NESTING:
@@ -91,6 +146,13 @@ def parse_text(text: str) -> ParsedSource | ParseFailure:
     if measured is not None and measured[0] > MAX_AST_DEPTH:
         shown = "too" if measured[0] == sys.maxsize else f"{measured[0]}"
         return ParseFailure(f"syntax tree nested {shown} deep (limit {MAX_AST_DEPTH}); not linted", measured[1])
+    return measured is not None
+
+
+def parse_text(text: str) -> ParsedSource | ParseFailure:
+    checked = check_syntax(text)
+    if isinstance(checked, ParseFailure):
+        return checked
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 5_000))
     try:

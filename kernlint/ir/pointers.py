@@ -33,7 +33,10 @@ def pointer_params(jit: JitFunction) -> set[str]:
     assigns: list[tuple[str, cst.BaseExpression]] = []
 
     for node in iter_nodes(jit.node.body):
-        if isinstance(node, cst.Call):
+        # `type(...) is`: libcst nodes are final classes, and isinstance through their ABC metaclass
+        # costs several times more on every node of the kernel.
+        kind = type(node)
+        if kind is cst.Call:
             func = node.func
             name = func.attr.value if isinstance(func, cst.Attribute) else (
                 func.value if isinstance(func, cst.Name) else "")
@@ -46,11 +49,11 @@ def pointer_params(jit: JitFunction) -> set[str]:
                 target = positional[0].value if positional else None
             if target is not None:
                 roots.update(_additive_names(target))
-        elif isinstance(node, cst.Assign):
-            for t in node.targets:
+        elif kind is cst.Assign:
+            for t in node.targets:  # type: ignore[attr-defined]
                 if isinstance(t.target, cst.Name):
                     assigns.append((t.target.value, node.value))
-        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+        elif kind is cst.AugAssign and isinstance(node.target, cst.Name):  # type: ignore[attr-defined]
             assigns.append((node.target.value, node.value))
     changed = True
     while changed:
