@@ -70,8 +70,33 @@ def linearize(ir: KernelIR, env: Mapping[str, Any]) -> list[Step]:
     return steps
 
 
+def _read_merge_results(steps: list[Step]) -> set[int]:
+    """Ids of the if-merge results something reads. A merge nobody reads (a name assigned in every branch of a
+    constexpr `if` and dead after it, such as fla causal_conv1d's per-tap `b_yi`) is dropped by MLIR's
+    dead-code elimination of unused scf.if results, so it must not keep its branch values alive to the join."""
+    read: set[int] = set()
+    for step in steps:
+        if step.is_end:
+            continue
+        read.update(v.id for v in step.op.operands)
+        for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
+            read.update((c.init.id, c.yielded.id))
+    merges = [m for s in steps if s.op.kind == "if" and s.is_end for m in s.op.attrs.get("merges", ())]
+    changed = True
+    while changed:   # a merge read by a read merge is read
+        changed = False
+        for phi, then_value, else_value in merges:
+            if phi.id in read:
+                for v in (then_value, else_value):
+                    if isinstance(v, Value) and v.id not in read:
+                        read.add(v.id)
+                        changed = True
+    return read
+
+
 def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     steps = linearize(ir, env)
+    read_merges = _read_merge_results(steps)
     loop_span: dict[int, tuple[int, int]] = {}
     open_at: dict[int, int] = {}
     for i, step in enumerate(steps):
@@ -123,7 +148,9 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
                     use(v, i, step.loops)
             else:
                 # a branch's value flows into the merged result at the join (scf.yield of the taken branch)
-                for _, then_value, else_value in op.attrs.get("merges", ()):
+                for phi, then_value, else_value in op.attrs.get("merges", ()):
+                    if phi.id not in read_merges:
+                        continue
                     for v in (then_value, else_value):
                         if isinstance(v, Value):
                             use(v, i, step.loops)
