@@ -7,7 +7,7 @@ from typing import Any
 from kernlint.analysis.liveness import Liveness, producers as producers_of
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op
-from kernlint.ir.symbolic import Unknown, as_int
+from kernlint.ir.symbolic import as_int
 
 
 def static_trip_count(op: Op, env: Mapping[str, Any]) -> int | None:
@@ -55,7 +55,9 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: boo
         # in-place rotation over static_range head blocks: measured 32-44 registers, one iteration's tiles).
         if any(inner.kind in ("store", "atomic") for inner in walk_ops(body)):
             continue
-        hoisted = [inner for inner in _straight_line_ops(body, env) if inner.kind == "load"
+        # the body as this config emits it (liveness resolved the constexpr `if`s); nested loops excluded
+        emitted = [s.op for s in live.steps if not s.is_end and s.loops and s.loops[-1] == op.id]
+        hoisted = [inner for inner in emitted if inner.kind == "load"
                    and inner.result is not None and not _depends_on(inner, carried, producers)]
         sizes = {op.result.id: numel(op.result, env) for op in hoisted if op.result is not None}
         known = [n for n in sizes.values() if n is not None]
@@ -65,23 +67,6 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: boo
         for vid, n in sizes.items():
             if hoist_full_tiles or (n is not None and n < largest):
                 out[vid] = trips
-    return out
-
-
-def _straight_line_ops(ops: tuple[Op, ...], env: Mapping[str, Any]) -> list[Op]:
-    """The ops a loop body emits for this config: the taken branch of a constexpr `if` (Triton's code
-    generator emits only that branch, inline), both branches of a runtime one; nested loops not entered."""
-    out: list[Op] = []
-    for op in ops:
-        out.append(op)
-        if op.kind != "if":
-            continue
-        cond = op.attrs.get("cond")
-        taken = cond.evaluate(env) if cond is not None and not op.operands else None
-        regions = op.regions if taken is None or isinstance(taken, Unknown) else \
-            (op.regions[:1] if taken else op.regions[1:2])
-        for region in regions:
-            out.extend(_straight_line_ops(region.ops, env))
     return out
 
 
