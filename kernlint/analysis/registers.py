@@ -16,6 +16,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_chained import chained_replication
 from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
@@ -183,6 +184,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
             if is_pointer(live.values[vid].dtype):
                 remat.add(vid)
+    for vid, factor in chained_replication(live, dots, env, num_warps, spec.tensor_core).items():
+        costs[vid] *= factor  # a short tile of a chained dot is copied across warps (register_chained.py)
     _carry_streamed_data(live, streamed, costs)
     hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
     stream_in_place(live, costs, env, threads)

@@ -1,0 +1,55 @@
+"""A chained dot's short tile is copied across warps (kernlint/analysis/register_chained.py).
+
+Expected register counts are ptxas truth recorded in benchmarks/truth/neighbours-triton-3.9.json (Triton 3.9.0
+and its bundled ptxas, CPU compiles). In attention (`p = softmax(q @ k)`, then `p @ v`) Triton puts every warp
+along M for q @ k; one MMA row block is 16 rows per warp, so BLOCK_M = 64 keeps 4 of 8 warps busy and the other
+4 hold copies: the score tile costs each thread 64 × 64 / (4 × 32) = 32 words, not 64 × 64 / (8 × 32) = 16.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import accuracy  # noqa: E402
+
+TRUTH = ROOT / "benchmarks/truth/neighbours-triton-3.9.json"
+
+
+def _pairs(kernel: str, file_suffix: str) -> list[tuple[dict, object]]:
+    records = [r for r in json.loads(TRUTH.read_text())["records"]
+               if r["kernel"] == kernel and r["file"].endswith(file_suffix) and not r.get("error")]
+    return accuracy.estimate_records(records)
+
+
+def _find(pairs, cap: int, **cfg):  # type: ignore[no-untyped-def]
+    return next((r, e) for r, e in pairs if r["cap"] == cap and all(r["config"].get(k) == v for k, v in cfg.items()))
+
+
+@pytest.mark.parametrize("block_m,warps", [(64, 8), (128, 16)])
+def test_short_attention_tile_is_replicated_on_sm90(block_m: int, warps: int) -> None:
+    pairs = _pairs("attn_fwd_causal_kernel", "attention.py")
+    r, e = _find(pairs, 90, BLOCK_M=block_m, BLOCK_N=64, num_warps=warps, num_stages=3)
+    busy = block_m // 16
+    assert busy < warps                                   # the case the rule is about
+    ptxas = r["regs"]                                     # 114 (64 × 64 · 8 warps), 111 (128 × 64 · 16 warps)
+    assert abs(e.registers.allocated - ptxas) / ptxas <= 0.15, (e.registers.allocated, ptxas)
+    # ptxas keeps about as much as the config with only the busy warps (64 × 64 · 4 warps: 142; 128 × 64 · 8: 128)
+    # minus the rest of the kernel's share; an even split over all warps would be near half of that
+    full = _find(pairs, 90, BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=3)[0]["regs"]
+    assert ptxas > 0.75 * full and e.registers.allocated > 0.7 * full
+
+
+def test_tall_enough_tiles_and_plain_matmuls_are_not_replicated() -> None:
+    # 128 rows give 8 warps 16 rows each: nothing is copied, the estimate stays at ptxas's 128
+    r, e = _find(_pairs("attn_fwd_causal_kernel", "attention.py"), 90, BLOCK_M=128, BLOCK_N=64, num_warps=8,
+                 num_stages=3)
+    assert abs(e.registers.allocated - r["regs"]) / r["regs"] <= 0.1
+    # a plain GEMM (no dot after it) keeps Triton's usual warp split: 64 × 64 · 8 warps, ptxas 46
+    r, e = _find(_pairs("matmul_kernel", "reference_kernels.py"), 90, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
+                 num_warps=8)
+    assert abs(e.registers.allocated - r["regs"]) / r["regs"] <= 0.15, (e.registers.allocated, r["regs"])
