@@ -40,16 +40,15 @@ def _load(name: str) -> list[dict[str, Any]]:
     return list(mod.SPECS)
 
 
-def _centre(spec: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The spec's first config that compiled on sm_90 without spilling and within shared memory."""
+def _centre(spec: dict[str, Any], records: list[dict[str, Any]], rank: int) -> dict[str, Any] | None:
+    """The spec's `rank`-th (0: first) config that compiled on sm_90 without spilling and within shared
+    memory."""
     mine = {json.dumps(r["config"], sort_keys=True): r for r in records
             if r["file"] == spec["file"] and r["kernel"] == spec["kernel"] and r["cap"] == 90}
-    for cfg in spec["configs"]:
-        r = mine.get(json.dumps(cfg, sort_keys=True))
-        if r and not r.get("error") and r.get("regs") and not r.get("spill_store") \
-                and (r.get("shared") or 0) <= _SM90_SMEM_OPTIN:
-            return dict(cfg)
-    return None
+    usable = [dict(cfg) for cfg in spec["configs"]
+              if (r := mine.get(json.dumps(cfg, sort_keys=True))) and not r.get("error") and r.get("regs")
+              and not r.get("spill_store") and (r.get("shared") or 0) <= _SM90_SMEM_OPTIN]
+    return usable[rank] if rank < len(usable) else None
 
 
 def _is_pow2(v: Any) -> bool:
@@ -76,17 +75,19 @@ def neighbours(centre: dict[str, Any], configs: list[dict[str, Any]]) -> list[di
     return out
 
 
-def _build() -> list[dict[str, Any]]:
+def build(rank: int = 0) -> list[dict[str, Any]]:
+    """Neighbourhoods around each spec's `rank`-th usable config (benchmarks/truth_specs_neighbours_b.py
+    uses rank 1: a second, independent set of anchor/neighbour pairs for checking what set A chose)."""
     specs: list[dict[str, Any]] = []
     for spec_file, truth_file in _SOURCES:
         records = json.loads((_HERE / truth_file).read_text())["records"]
         for spec in _load(spec_file):
             caps = [c for c in spec.get("caps") or (90, 100) if c in (90, 100)]
-            centre = _centre(spec, records)
+            centre = _centre(spec, records, rank)
             if centre is None or not caps:
                 continue
             specs.append({**spec, "caps": caps, "configs": [centre, *neighbours(centre, spec["configs"])]})
     return specs
 
 
-SPECS: list[dict[str, Any]] = _build()
+SPECS: list[dict[str, Any]] = build()
