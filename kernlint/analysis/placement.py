@@ -193,6 +193,14 @@ def _views_between(operand: Value, source: Value, producers: Mapping[int, Op]) -
     return out
 
 
+def mma_family(tensor_core: str, num_warps: int) -> str:
+    """The MMA family a config's dots lower to. Measured (Triton 3.9, sm_100): 16-warp dots fall back to
+    mma.sync — no TMEM, num_stages − 1 operand buffers (128×128×64 w16 s4 → 98,304 B, tmem 0) — and ptxas
+    then allocates like sm_80: attention backward dq 128×32 · 16 warps 64 registers + 1,464 B spilled on
+    sm_100, 64 + 1,488 B on sm_80."""
+    return "mma_sync" if tensor_core == "tcgen05" and num_warps > 8 else tensor_core
+
+
 def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps: int) -> list[DotPlacement]:
     producers = _producer_map(live)
     step_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
@@ -207,9 +215,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         # wgmma needs a warpgroup (4 warps) and 64-row tiles; otherwise Triton falls back to mma.sync.
         async_mma = (spec.tensor_core in ("wgmma", "tcgen05") and num_warps >= 4 and (m or 0) >= 64
                      and not _fma_dot(op, env))
-        if spec.tensor_core == "tcgen05" and num_warps > 8:
-            # Measured (Triton 3.9, sm_100): 16-warp matmuls fall back to mma.sync — no TMEM, and
-            # num_stages − 1 operand buffers (128×128×64 w16 s4 → 98,304 B, tmem 0).
+        if mma_family(spec.tensor_core, num_warps) != spec.tensor_core:
             async_mma = False
         pipelined: list[Value] = []
         nbytes = staged = 0

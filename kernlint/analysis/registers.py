@@ -26,7 +26,7 @@ from kernlint.analysis.register_tmem import folded_accumulations, row_vector_ope
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.register_widen import hold_widened_loads_narrow
-from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.analysis.placement import DotPlacement, mma_family, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.tl_dispatch import PHILOX_RESULTS
 from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
@@ -140,7 +140,10 @@ def index_cost(value: Value, env: Mapping[str, Any], threads: int, model: Regist
 
 def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
                        num_warps: int, maxnreg: int | None, num_stages: int = 1, sink: bool = True) -> RegisterEstimate:
-    model = MODELS[spec.tensor_core]
+    family = mma_family(spec.tensor_core, num_warps)
+    # A kernel whose dots fall back to mma.sync (16-warp sm_100) gets mma.sync's constants; without
+    # tensor-core dots the target's own constants (they also carry its ptxas's habits)
+    model = MODELS[family if any(not d.fma for d in dots) else spec.tensor_core]
     threads = 32 * num_warps
     in_smem = {v.id for d in dots if d.async_mma for v in (*d.pipelined_operands, *d.operand_views)}
     if spec.tensor_core == "tcgen05":
@@ -184,7 +187,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             costs[vid] = cost * (model.data_scale if vid in data else 1.0)
             if is_pointer(live.values[vid].dtype):
                 remat.add(vid)
-    for vid, factor in chained_replication(live, dots, env, num_warps, spec.tensor_core).items():
+    for vid, factor in chained_replication(live, dots, env, num_warps, family).items():
         costs[vid] *= factor  # a short tile of a chained dot is copied across warps (register_chained.py)
     _carry_streamed_data(live, streamed, costs)
     hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
