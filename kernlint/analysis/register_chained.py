@@ -12,8 +12,9 @@ gives [num_warps, 1] as well. ptxas (suite attn_fwd_causal, sm_90): 64×64 · 8 
 128×64 · 16 warps 111, where the even split (half of 64×64 · 4 warps' 142, of 128×64 · 8 warps' 128)
 would leave about 70.
 
-On sm_100 the product lives in tensor memory and is read back with a layout of its own (the records above
-give 83 and 128 there): not applied.
+On sm_100 up to 8 warps the product lives in tensor memory and is read back with a layout of its own (the
+records above give 83 and 128 there): not applied. 16-warp sm_100 dots are mma.sync
+(placement.mma_family), so there it is.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def chained_replication(live: Liveness, dots: list[DotPlacement], env: Mapping[s
             value = frontier.pop()
             for op in users.get(value.id, ()):
                 if op.kind == "dot":
-                    feeds_dot = feeds_dot or value.id in dot_operands and op is not d.op
+                    feeds_dot = feeds_dot or (value.id in dot_operands and op is not d.op)  # A or B, not the acc
                     continue
                 nxt = op.result
                 if op.kind in _SAME_LAYOUT_OPS and nxt is not None and nxt.id not in slice_ids \
