@@ -68,3 +68,35 @@ def test_sixteen_warp_dots_on_sm100_are_mma_sync() -> None:
     for r, e in accuracy.estimate_records(records):
         assert r["spill_store"] > 0
         assert e.registers.demand > e.registers.budget == 128, (r["cap"], e.registers.demand)
+
+
+PROBES = ROOT / "benchmarks/truth/probes-triton-3.9.json"   # tests/truth/chained_dots.py, Triton 3.9 + ptxas
+
+
+def _probe(kernel: str, cap: int, **cfg):  # type: ignore[no-untyped-def]
+    records = [r for r in json.loads(PROBES.read_text())["records"] if r["kernel"] == kernel and r["cap"] == cap
+               and all(r["config"].get(k) == v for k, v in cfg.items())]
+    assert len(records) == 1, (kernel, cap, cfg)
+    return accuracy.estimate_records(records)[0]
+
+
+def test_mma_sync_puts_the_warps_along_the_longer_side() -> None:
+    # fused MLP h = x @ w1 (then SiLU, then h @ w2) at 32 × 64 · 4 warps is mma.sync on sm_80 and sm_90 (< 64 rows):
+    # TTGIR warpsPerCTA = [1, 4], 4 warps × 8 columns ≤ 64, nothing copied; ptxas 72 / 71 registers
+    for cap in (80, 90):
+        r, e = _probe("fused_mlp_kernel", cap, BLOCK_M=32, BLOCK_H=64, num_warps=4)
+        assert abs(e.registers.allocated - r["regs"]) / r["regs"] <= 0.15, (cap, e.registers.allocated, r["regs"])
+    # 32 × 32 · 8 warps: [1, 8], 8 × 8 = 64 columns for 32, so half the warps hold copies (ptxas 60 / 57)
+    for cap in (80, 90):
+        r, e = _probe("fused_mlp_kernel", cap, BLOCK_M=32, BLOCK_H=32, num_warps=8)
+        assert abs(e.registers.allocated - r["regs"]) / r["regs"] <= 0.15, (cap, e.registers.allocated, r["regs"])
+
+
+def test_a_dot_product_read_twice_is_whole() -> None:
+    # `h = tl.dot(x, w1); h = h * tl.sigmoid(h)`: the MMA writes all of h at once and SiLU reads it twice, so
+    # h is not streamed element by element. At 64 × 64 · 4 warps a thread holds the accumulator acc (64 × 64 fp32
+    # / 128 threads = 32 words), h (32 words) and h in fp16 for the next dot (16 words): at least 80
+    for cap in (80, 90):
+        r, e = _probe("fused_mlp_kernel", cap, BLOCK_M=64, BLOCK_H=64, num_warps=4)
+        assert e.registers.allocated >= 80 and r["regs"] >= 80, (cap, e.registers.allocated, r["regs"])
+        assert abs(e.registers.allocated - r["regs"]) / r["regs"] <= 0.2, (cap, e.registers.allocated, r["regs"])

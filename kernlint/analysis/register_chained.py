@@ -3,7 +3,8 @@
 When a dot's result feeds, through element-wise ops, an operand of another dot (``p = softmax(q @ k)``,
 then ``p @ v``), Triton gives the first dot's accumulator layout every warp along M, so that each row's
 max and sum stay inside one warp (triton lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp,
-warpsPerTileV2 / warpsPerTileV3: a dot with a dot in its forward slice gets warpsPerCTA = [num_warps, 1]).
+warpsPerTileV2 / warpsPerTileV3: a dot with a dot in its forward slice gets warpsPerCTA = [num_warps, 1];
+mma.sync gives [1, num_warps] instead when the product is wider than tall).
 An MMA instruction covers 16 rows per warp, so a tile of M rows keeps only M / 16 warps busy; the others
 hold copies of the same rows, and each thread's share of that tile is num_warps / (M / 16) times what an
 even split gives. Checked in Triton 3.9 TTGIR: attention 64×64 · 8 warps on sm_90 →
@@ -27,11 +28,22 @@ from kernlint.ir.nodes import Value
 from kernlint.ir.symbolic import as_int
 
 MMA_ROWS_PER_WARP = 16   # m16 of mma.sync; a wgmma warp group's 64 rows are 4 warps × 16
+MMA_COLS_PER_WARP = 8    # n8 of mma.sync
 _SAME_LAYOUT_OPS = ("elementwise", "cast")
 
 
 def _dims(value: Value, env: Mapping[str, Any]) -> tuple[int | None, ...]:
     return tuple(as_int(d.evaluate(env)) for d in value.shape)
+
+
+def _busy_warps(d: DotPlacement, num_warps: int) -> int:
+    """Warps that hold distinct elements of a chained dot's product. wgmma: all warps along M. mma.sync:
+    along M when M ≥ N, else along N, 8 columns per warp (Triton 3.9 TTGIR, fused-MLP probe: 32×64 · 4 warps
+    `warpsPerCTA = [1, 4]`, 64×64 · 8 warps `[8, 1]`, on sm_80 and, below 64 rows, sm_90)."""
+    m = d.m or 0
+    if d.async_mma or m >= (d.n or 0):
+        return max(1, min(num_warps, m // MMA_ROWS_PER_WARP))
+    return max(1, min(num_warps, (d.n or 0) // MMA_COLS_PER_WARP))
 
 
 def chained_replication(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], num_warps: int,
@@ -44,9 +56,9 @@ def chained_replication(live: Liveness, dots: list[DotPlacement], env: Mapping[s
     out: dict[int, float] = {}
     for d in dots:
         result = d.op.result
-        if result is None or d.fma or not d.m or len(result.shape) != 2:
+        if result is None or d.fma or not d.m or not d.n or len(result.shape) != 2:
             continue
-        busy = max(1, min(num_warps, d.m // MMA_ROWS_PER_WARP))
+        busy = _busy_warps(d, num_warps)
         if busy >= num_warps:
             continue
         shape = _dims(result, env)

@@ -302,6 +302,10 @@ def _streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) -
     held = _held_across_iterations(live)
     scanned = scan_results(live)   # written whole by a scan before any element is read
     scanned |= scaled_products(live, uses)
+    # an MMA writes its whole product at once: read by two ops (`h * tl.sigmoid(h)`) it is held whole until the
+    # last (probe fused MLP, tests/truth/chained_dots.py, 64×64 · 4 warps: 75 → 106 against ptxas 125 on sm_90)
+    scanned |= {s.op.result.id for s in live.steps if not s.is_end and s.op.kind == "dot" and s.op.result is not None
+                and len(uses.get(s.op.result.id, {})) > 1}
     for vid, value in live.values.items():
         if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held or vid in scanned:
             continue
