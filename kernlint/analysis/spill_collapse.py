@@ -26,6 +26,14 @@ What ptxas does (measured, Triton 3.9: ptxas 12.9 for sm_80/86/89, 13.4 for sm_9
     K loop, and a wgmma's accumulator must stay in registers while the async group is in flight. Recorded
     truth (benchmarks/truth/triton-3.9.json, suite-triton-3.9.json, triton-3.6.json), dot kernels above
     their budget: sm_90 0 of 37 collapsed, sm_100 3 of 35, sm_80 13 of 55 -- so they keep the budget.
+    The exception is mma.sync at 16 warps (sm_80, and sm_100 where 16-warp dots fall back to mma.sync,
+    placement.mma_family; budget 128): in the five Triton 3.9 truth files every such compile at demand /
+    budget >= 1.59 collapsed to 32 (bmm_fixed 256×256×32, bmm_descriptor and grouped_matmul 256×256×64:
+    6 of 6, 3.4-9.2 KB spilled) and none at <= 1.08 (matmul, split-K, bmm, attention forward: 0 of 12,
+    128 registers + 0-636 B). At 1-8 warps the outcome is mixed (sm_80: 10 of 45 above budget collapsed, at
+    ratios 1.01-3.55, and 7 of 19 from 1.5 up, while 1.72-3.38 kept 255), so there the budget stays the
+    prediction. The 16-warp
+    threshold is the dot-free probe's cliff at 16 warps (MMA_SYNC_16W_COLLAPSE_RATIO, below).
 
 The threshold: real kernels stream part of what the model counts (ptxas reorders element-wise chains and
 unrolled static_range bodies; causal_conv1d 256×128, 8 warps: demand/budget 1.5-1.75, ptxas 255 with
@@ -40,12 +48,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kernlint.analysis.placement import DotPlacement
+from kernlint.analysis.placement import DotPlacement, mma_family
 from kernlint.analysis.registers import PHILOX_STATE_WORDS, RegisterEstimate
 from kernlint.hardware.specs import GpuSpec
 
 # demand / budget from which a dot-free kernel is predicted to collapse (see the module docstring)
 COLLAPSE_RATIO = 1.75
+# ... and a 16-warp kernel whose dots run on mma.sync: the probe's cliff at 16 warps (6×32 words collapse,
+# 5×32 keep 128: 1.25-1.30 in kernlint's demand / budget); the recorded dot compiles leave 1.08-1.59 open
+MMA_SYNC_16W_COLLAPSE_RATIO = 1.3
 REGISTER_GRANULE = 8  # ptxas allocates registers per thread in multiples of 8 below 255
 
 
@@ -59,18 +70,25 @@ def full_occupancy_registers(spec: GpuSpec, num_warps: int) -> int:
     return per_thread - per_thread % REGISTER_GRANULE
 
 
-def collapses(regs: RegisterEstimate, dots: list[DotPlacement], maxnreg: int | None = None) -> bool:
+def collapses(regs: RegisterEstimate, dots: list[DotPlacement], maxnreg: int | None = None,
+              family: str = "", num_warps: int = 4) -> bool:
     # A maxnreg launch option becomes a PTX .maxnreg directive, which ptxas keeps as a hard target: the
     # synthetic kernel at 6×64 words, 4 warps, sm_90 -> 128 registers under maxnreg=128, 255 under 255.
-    return (maxnreg is None and not dots and regs.budget > 0
-            and regs.demand >= COLLAPSE_RATIO * regs.budget)
+    if maxnreg is not None or regs.budget <= 0:
+        return False
+    if not dots:
+        return regs.demand >= COLLAPSE_RATIO * regs.budget
+    tensor_core = any(not d.fma for d in dots)
+    return (tensor_core and family == "mma_sync" and num_warps >= 16
+            and regs.demand >= MMA_SYNC_16W_COLLAPSE_RATIO * regs.budget)
 
 
 def apply_spill_collapse(regs: RegisterEstimate, dots: list[DotPlacement], spec: GpuSpec,
                          num_warps: int, maxnreg: int | None = None) -> RegisterEstimate:
     """The register estimate with ptxas's collapsed allocation where the rule predicts one."""
     target = full_occupancy_registers(spec, num_warps)
-    if not collapses(regs, dots, maxnreg) or target >= regs.budget:
+    if not collapses(regs, dots, maxnreg, mma_family(spec.tensor_core, num_warps), num_warps) \
+            or target >= regs.budget:
         return regs
     # every tile word above the full-occupancy registers goes through local memory
     return replace(regs, allocated=target, spill_bytes=(regs.demand - target) * 4)
