@@ -25,10 +25,21 @@ from typing import Any
 from kernlint.analysis.liveness import Liveness, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.ir.nodes import Op, Value, element_bytes
-from kernlint.ir.symbolic import as_int
+from kernlint.ir.symbolic import Unknown, as_int
 
 TCGEN05_LD_MAX_WORDS = 128  # .32x32b.x128: the widest tcgen05.ld, 128 registers per thread
 FOLDED_READ_SHARE = 0.75    # the earlier fitted tcgen05 epilogue share, kept for `acc += dot` (see above)
+
+
+def epilogue_registers(live: Liveness, in_tmem: set[int], env: Mapping[str, Any], threads: int,
+                       fragment: Callable[[Value], float]) -> dict[int, float]:
+    """Registers the epilogue of a TMEM accumulator holds at each step, by step index: the landed reads
+    (tcgen05.ld lands a fragment whole), row vectors combined with them and the layout conversion of a store."""
+    out = tmem_reads(live, in_tmem, fragment)
+    for i, words in (*row_vector_operands(live, in_tmem, env, threads).items(),
+                     *epilogue_store_conversions(live, in_tmem, env, fragment).items()):
+        out[i] = out.get(i, 0.0) + words
+    return out
 
 
 def tmem_reads(live: Liveness, in_tmem: set[int], fragment: Callable[[Value], float]) -> dict[int, float]:
@@ -137,3 +148,67 @@ def folded_accumulations(live: Liveness, dot_results: set[int]) -> set[int]:
         if len(op.operands) == 2 and ids & dot_results and ids & carried_args:
             out.add(op.result.id)
     return out
+
+
+# The store of a TMEM-read tile goes through `ttg.convert_layout` (in shared memory) from the tcgen05.ld
+# layout, where a thread holds a row, to the blocked layout of the store, and ptxas keeps most of the
+# destination registers allocated while the source is still live. Measured (Triton 3.9, sm_100,
+# tests/truth/suite_kernels/matmul_variants.py splitk_matmul_kernel SPLIT_K=1, the fp32 accumulator stored
+# as it is; TTGIR: tmem_load -> convert_layout #linear -> #blocked -> tt.store): 32 / 64 / 128 accumulator
+# words per thread (64×64 w4, 128×128 w8, 128×256 w8 and 128×128 w4) -> 65 / 122 / 234 registers, i.e.
+# source + 0.75-0.78 × destination + addressing, where the same kernel storing fp16 (the convert moves the
+# narrowed half) allocates 50 / 98 / 150-166, at or below the landed fp32 read the model already counts;
+# examples/matmul.py at 256 fp32 words (256×256 w8, 128×256 w4: four tcgen05.ld, narrowed to 128 fp16 words)
+# allocates 222-255 against 207 without the rule. Only casts and views are followed from the read: sgemm's
+# epilogue adds a bias (acc + bias[None, :]) before its fp32 store and allocates 178 / 200 registers at
+# 128×128 w4 / 128×256 w8, well under the 232 the rule would give -- ptxas seems to interleave that add with
+# the conversion (not measured further).
+CONVERT_DESTINATION_SHARE = 0.75
+_EPILOGUE_CHAIN = ("cast", "view")
+
+
+def epilogue_store_conversions(live: Liveness, in_tmem: set[int], env: Mapping[str, Any],
+                               fragment: Callable[[Value], float]) -> dict[int, float]:
+    """Registers a store of a TMEM-derived tile holds at the store step, by step index: the stored tile in the
+    TMEM-load layout (its landed read is counted by `tmem_reads` when it is stored straight from TMEM) and
+    CONVERT_DESTINATION_SHARE of its copy in the store's layout."""
+    producers = producers_of(live)
+    out: dict[int, float] = {}
+    for i, step in enumerate(live.steps):
+        op = step.op
+        if step.is_end or op.kind != "store" or len(op.operands) < 2:
+            continue
+        value = op.operands[1]
+        if not value.shape or not _reaches_tmem(value, in_tmem, producers, env):
+            continue
+        words = fragment(value)
+        # the source copy: a TMEM read's landed fragment is `tmem_reads`' share; a register tile whose last use
+        # is this store is no longer counted here by the liveness (a merged `if` result may cost nothing at all)
+        ends_here = live.intervals.get(value.id, (0, -1))[1] == i
+        source = words if value.id not in in_tmem and ends_here else 0.0
+        out[i] = source + CONVERT_DESTINATION_SHARE * words
+    return out
+
+
+def _reaches_tmem(value: Value, in_tmem: set[int], producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
+    """Whether a tile is a TMEM value, or one converted from it by casts and views (through the taken branch of
+    a constexpr `if`)."""
+    todo, seen = [value], set()
+    while todo and len(seen) < 32:
+        v = todo.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        if v.id in in_tmem:
+            return True
+        op = producers.get(v.id)
+        if op is not None and op.kind in _EPILOGUE_CHAIN:
+            todo.extend(o for o in op.operands if o.shape)
+        elif op is not None and op.kind == "if":   # `if HAS_BIAS: acc += bias[None, :]`: the branch taken
+            cond = op.attrs.get("cond")
+            taken = cond.evaluate(env) if cond is not None and not op.operands else Unknown("runtime")
+            for phi, then_value, else_value in op.attrs.get("merges", ()):
+                if phi.id == v.id:
+                    todo.extend((then_value, else_value) if isinstance(taken, Unknown) else
+                                (then_value,) if taken else (else_value,))
+    return False

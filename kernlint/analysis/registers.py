@@ -22,7 +22,7 @@ from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_streams import (reduction_tree, scaled_products, scan_results, sink_loads,
                                                 window_accumulated_loads)
-from kernlint.analysis.register_tmem import folded_accumulations, row_vector_operands, staged_async_operands, tmem_reads
+from kernlint.analysis.register_tmem import epilogue_registers, folded_accumulations, staged_async_operands
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.register_widen import hold_widened_loads_narrow
@@ -198,9 +198,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     for vid, copies in unrolled_loads(live, env, hoist_full_tiles=spec.capability >= 90).items():
         costs[vid] *= copies
     # Epilogue reads of a TMEM accumulator hold its fragment in registers at the reading op (register_tmem.py).
-    tmem_read = tmem_reads(live, in_tmem, lambda v: tile_cost(v, env, threads, model) or 0.0)  # tcgen05.ld lands it whole
-    for i, words in row_vector_operands(live, in_tmem, env, threads).items():
-        tmem_read[i] = tmem_read.get(i, 0.0) + words
+    tmem_read = epilogue_registers(live, in_tmem, env, threads, lambda v: tile_cost(v, env, threads, model) or 0.0)
     transient: dict[int, float] = {}
     philox: dict[int, float] = {}   # the Philox rounds' counter words (a serialisable part of `transient`)
     for i, step in enumerate(live.steps):
