@@ -171,6 +171,10 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     for conv in conversion_scratch(live, producers, env, num_warps, spec.capability, dots):  # smem_convert.py
         if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
             scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
+    for loop_id, conv_bytes, line in _row_scaled_tmem_accumulators(dots, producers, env, spec, num_warps):
+        if loop_id not in scratch or scratch[loop_id].bytes < conv_bytes:
+            scratch[loop_id] = SmemBuffer("layout conversion", conv_bytes,
+                                          "row vector moved into the TMEM accumulator's layout", line)
     _fuse_flattened_epilogue(live, loop_ops, per_loop, scratch, env)
     best: tuple[SmemBuffer, ...] = ()
     best_total = 0
@@ -228,8 +232,37 @@ def _pad_staged_operand(group: list[SmemBuffer], swizzled: set[int]) -> list[Sme
     padding = -below % SWIZZLE_ATOM_BYTES
     if not padding:
         return group
+    # a conversion scratch of the loop that fits in the gap is placed there (liveness-based first fit)
+    group = [b for b in group if not (b.label == "layout conversion" and b.bytes <= padding)]
     return group + [SmemBuffer("alignment padding", padding,
                                f"staged operand aligned to {SWIZZLE_ATOM_BYTES:,} B above the barriers", staged[0].line)]
+
+
+def _row_scaled_tmem_accumulators(dots: list[DotPlacement], producers: Mapping[int, Op], env: Mapping[str, Any],
+                                  spec: GpuSpec, num_warps: int) -> list[tuple[int, int, int]]:
+    """(loop, bytes, line) of the conversion scratch for `acc = acc * alpha[:, None]; acc = tl.dot(p, v, acc)`
+    on sm_100 with two warpgroups: the row vector comes from another dot's TMEM read and is moved into the
+    accumulator's TMEM-read layout through shared memory (TTGIR: `convert_layout tensor<128x1xf32, #linear> ->
+    #linear1`, allocation.size 512). Measured (Triton 3.9, sm_100, examples/attention_fwd.py 128×64 · 8 warps ·
+    2 stages: Q at 0, K at 32,768, V at 65,536, the 512-B scratch at 98,304, barriers above it -> 98,848 B =
+    the buffers + 512; 512 B also at 128×128 and 64×64 tiles, and in the causal suite kernel). At 4 warps both
+    read layouts map rows to the same threads and the TTGIR has no such conversion."""
+    if spec.tensor_core != "tcgen05" or num_warps != 8:
+        return []
+    out: list[tuple[int, int, int]] = []
+    for d in dots:
+        if not d.tmem_accumulator or d.in_loop is None or len(d.op.operands) < 3:
+            continue
+        scale = producers.get(d.op.operands[2].id)
+        if scale is None or scale.kind != "elementwise" or scale.attrs.get("fn") != "*":
+            continue
+        rows = [v for v in scale.operands if len(v.shape) == 2 and as_int(v.shape[1].evaluate(env)) == 1]
+        # with ≤ 128 rows the second warpgroup takes half of the columns, so the two read layouts differ in the
+        # columns a thread's row slice comes from; at 256 rows the warpgroups split the rows and nothing is
+        # converted (attention 256×64 · 8 warps: 81,952 / 131,104 B, no scratch)
+        if rows and d.m and d.m <= 128:
+            out.append((d.in_loop, 4 * 128, d.op.line))
+    return out
 
 
 def _reuse_after_straight_line_dots(group: list[SmemBuffer], dots: list[DotPlacement]) -> list[SmemBuffer]:

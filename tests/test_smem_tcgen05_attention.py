@@ -1,6 +1,8 @@
-"""Alignment padding below a staged tcgen05 operand that two loops read (kernlint/analysis/smem.py,
-_pad_staged_operand). Truth: Triton 3.9 `metadata.shared` on sm_100, recorded in
-benchmarks/truth/suite-triton-3.9.json (causal attention, two loops) and triton-3.9.json (one loop)."""
+"""Shared memory of attention on sm_100 (kernlint/analysis/smem.py): the alignment padding below a staged operand
+that two loops read (_pad_staged_operand) and the scratch that moves the online-softmax row factor into the
+accumulator's TMEM-read layout at 8 warps (_row_scaled_tmem_accumulators). Truth: Triton 3.9 `metadata.shared`
+on sm_100, recorded in benchmarks/truth/suite-triton-3.9.json (causal attention, two loops) and
+triton-3.9.json (examples/attention_fwd.py, one loop)."""
 from __future__ import annotations
 
 import json
@@ -45,3 +47,17 @@ def test_q_of_a_single_loop_is_not_padded() -> None:
     record, estimate = pairs[0]
     assert record["shared"] == 3 * 16_384 * 2 + 16_384 + 32 == estimate.smem.total
     assert not any(b.label == "alignment padding" for b in estimate.smem.buffers)
+
+
+def test_row_factor_conversion_scratch_at_two_warpgroups_over_128_rows() -> None:
+    # examples/attention_fwd.py, HEAD_DIM 128 fp16, 2 stages: Q (BLOCK_M × 128 × 2 B) + K and V stages
+    # (2 × BLOCK_N × 128 × 2 B each) + two 16-B barriers, plus 128 rows × 4 B = 512 B of conversion scratch
+    # for `acc * alpha[:, None]` only where 8 warps share 128 rows (the second warpgroup takes half the columns)
+    cases = {(128, 64, 8): 512, (128, 64, 4): 0, (256, 64, 8): 0}
+    pairs = {(r["config"]["BLOCK_M"], r["config"]["BLOCK_N"], r["config"]["num_warps"]): (r, e)
+             for r, e in _b200("triton-3.9.json", "attn_fwd_kernel") if r["config"]["num_stages"] == 2}
+    for (bm, bn, warps), scratch in cases.items():
+        record, estimate = pairs[(bm, bn, warps)]
+        expected = bm * 128 * 2 + 2 * (2 * bn * 128 * 2) + 32 + scratch
+        assert record["shared"] == expected, (bm, bn, warps, record["shared"], expected)
+        assert estimate.smem.total == expected, (bm, bn, warps, estimate.smem.total, expected)
