@@ -58,7 +58,7 @@ def _accesses(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any
     out: dict[int, _Access] = {}
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind not in ("load", "store") or not op.operands:
+        if step.is_end or op.kind not in ("load", "store", "atomic") or not op.operands:
             continue
         pointer = op.operands[0]
         if not pointer.shape or not pointer.dtype.startswith("ptr<"):
@@ -202,7 +202,8 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 # converted before the store's cast: in the interleaved values' own type (fp32 in dequant_fp4)
                 add(_interleaved(src), dst, max(8, int(8 * element_bytes(half.dtype))), op.line, loop,
                     "interleaved pairs to the store's layout")
-        elif op.kind == "store" and op.id in accesses and len(op.operands) > 1:
+        elif op.kind in ("store", "atomic") and op.id in accesses and len(op.operands) > 1:
+            # an atomic (split-K's `tl.atomic_add(c_ptrs, acc)`) is laid out for coalescing like a store
             found = source(op.operands[1])
             if found is None:
                 continue
