@@ -15,7 +15,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness
+from kernlint.ir.nodes import Op, Value
 from kernlint.ir.symbolic import Unknown
+
+
+def merge_sources(op: Op, env: Mapping[str, Any]) -> list[tuple[Value, tuple[Value, ...]]]:
+    """Each merged result of an `if` with the branch values that flow into it: the taken branch's for a
+    constexpr condition (Triton emits only that branch), both for a runtime one."""
+    cond = op.attrs.get("cond")
+    taken = cond.evaluate(env) if cond is not None and not op.operands else Unknown("runtime")
+    return [(phi, (then_value, else_value) if isinstance(taken, Unknown) else (then_value,) if taken else (else_value,))
+            for phi, then_value, else_value in op.attrs.get("merges", ())]
 
 
 def through_merges_and_loops(live: Liveness, seeds: set[int], env: Mapping[str, Any]) -> set[int]:
@@ -29,12 +39,8 @@ def through_merges_and_loops(live: Liveness, seeds: set[int], env: Mapping[str, 
         if step.is_end:
             continue
         if op.kind == "if":
-            cond = op.attrs.get("cond")
-            taken = cond.evaluate(env) if cond is not None and not op.operands else Unknown("runtime")
-            for phi, then_value, else_value in op.attrs.get("merges", ()):
-                sources = (then_value.id, else_value.id) if isinstance(taken, Unknown) else (
-                    (then_value.id,) if taken else (else_value.id,))
-                links.append((sources, (phi.id,)))
+            for phi, sources in merge_sources(op, env):
+                links.append((tuple(v.id for v in sources), (phi.id,)))
         elif op.kind == "for":
             links.extend(((c.yielded.id,), (c.arg.id, c.init.id)) for c in op.attrs.get("carried", ()))
     changed = True

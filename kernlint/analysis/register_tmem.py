@@ -22,10 +22,11 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, producers as producers_of
+from kernlint.analysis.liveness import Liveness, producers as producers_of, walk_back
+from kernlint.analysis.register_merges import merge_sources
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.ir.nodes import Op, Value, element_bytes
-from kernlint.ir.symbolic import Unknown, as_int
+from kernlint.ir.symbolic import as_int
 
 TCGEN05_LD_MAX_WORDS = 128  # .32x32b.x128: the widest tcgen05.ld, 128 registers per thread
 FOLDED_READ_SHARE = 0.75    # the earlier fitted tcgen05 epilogue share, kept for `acc += dot` (see above)
@@ -193,22 +194,19 @@ def epilogue_store_conversions(live: Liveness, in_tmem: set[int], env: Mapping[s
 def _reaches_tmem(value: Value, in_tmem: set[int], producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
     """Whether a tile is a TMEM value, or one converted from it by casts and views (through the taken branch of
     a constexpr `if`)."""
-    todo, seen = [value], set()
-    while todo and len(seen) < 32:
-        v = todo.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
+    found = value.id in in_tmem
+
+    def visit(op: Op, v: Value) -> tuple[Value, ...]:
+        nonlocal found
         if v.id in in_tmem:
-            return True
-        op = producers.get(v.id)
-        if op is not None and op.kind in _EPILOGUE_CHAIN:
-            todo.extend(o for o in op.operands if o.shape)
-        elif op is not None and op.kind == "if":   # `if HAS_BIAS: acc += bias[None, :]`: the branch taken
-            cond = op.attrs.get("cond")
-            taken = cond.evaluate(env) if cond is not None and not op.operands else Unknown("runtime")
-            for phi, then_value, else_value in op.attrs.get("merges", ()):
-                if phi.id == v.id:
-                    todo.extend((then_value, else_value) if isinstance(taken, Unknown) else
-                                (then_value,) if taken else (else_value,))
-    return False
+            found = True
+            return ()
+        if op.kind in _EPILOGUE_CHAIN:
+            return tuple(o for o in op.operands if o.shape)
+        if op.kind == "if":   # `if HAS_BIAS: acc += bias[None, :]`: the branch taken
+            return tuple(b for phi, sources in merge_sources(op, env) if phi.id == v.id for b in sources)
+        return ()
+
+    if not found:
+        walk_back(value, producers, 32, visit)
+    return found
