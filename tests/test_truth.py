@@ -127,12 +127,21 @@ def test_spill_prediction_meets_the_target_on_sm90(development_sets) -> None:  #
 
 def test_suite_register_accuracy_on_sm90_and_sm100(development_sets) -> None:  # type: ignore[no-untyped-def]
     # Regression gate for the suite on the two targets, a little under what was measured at the
-    # eighth stop (2026-11-30, after the Philox serialisation and static_range tap rules): within 20 %
-    # 83.1 % (h100) / 80.3 % (b200), median 6.5 % / 6.5 %. The 85 % is not met yet.
+    # tenth stop (2026-11-30, after the 16-warp mma.sync collapse and the TMEM fp32 store rules): within 20 %
+    # 83.6 % (h100) / 82.2 % (b200), median 6.5 % / 6.1 %. The 85 % is not met yet.
     table = development_sets["suite-triton-3.9.json"]
     for target in ("h100", "b200"):
-        assert table[target]["regs_within_20pct"] >= 0.80, (target, table[target])
-        assert table[target]["regs_median_abs_err"] <= 0.075, (target, table[target])
+        assert table[target]["regs_within_20pct"] >= 0.81, (target, table[target])
+        assert table[target]["regs_median_abs_err"] <= 0.07, (target, table[target])
+
+
+def test_sm100_shared_memory_is_exact_on_the_development_sets(development_sets) -> None:  # type: ignore[no-untyped-def]
+    # Since the tenth stop's sm_100 attention rules (smem.py: the 1,024-B gap below Q read by two loops, the
+    # 512-B row-factor conversion at 8 warps) and the atomic epilogue conversion: B200 exact 100 % (examples)
+    # and 99.5 % (suite, the one miss an fp8 32×32 tile at 1 stage); H100 100 % / 99.5 %.
+    for name, table in development_sets.items():
+        for target in ("h100", "b200"):
+            assert table[target]["smem_exact"] >= 0.99, (name, target, table[target])
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +169,7 @@ def test_anchoring_on_a_neighbouring_config(neighbourhood) -> None:  # type: ign
             assert row["regs_anchored"] <= row["regs_static_no_anchor"], (name, target, row)
             assert row["regs_anchored"] <= 0.065, (name, target, row)
             # most of these configs are in no other truth file: held out for the static model
-            assert row["regs_median_abs_err"] <= 0.105 and row["smem_exact"] >= 0.95, (name, target, row)
+            assert row["regs_median_abs_err"] <= 0.105 and row["smem_exact"] >= 0.98, (name, target, row)
             assert row["oor_recall"] == 1.0, (name, target, row)
             pooled[target] += anchored[target][1]
     for target, errors in pooled.items():
