@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, producers as producers_of, walk_back
-from kernlint.analysis.register_merges import merge_sources
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
+from kernlint.analysis.register_merges import merge_sources
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 

@@ -57,7 +57,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                   num_warps: int, num_stages: int) -> SmemEstimate:
     complete = True
     loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
-    swizzled_staged = _staged_across_loops(dots) if spec.tensor_core == "tcgen05" else set()
+    swizzled_staged = _staged_across_loops(dots, spec)
     per_loop: dict[int | None, list[SmemBuffer]] = {}
 
     def loop_stages(loop_id: int) -> tuple[int, bool]:
@@ -198,9 +198,11 @@ SWIZZLE_ROW_BYTES = 128
 SWIZZLE_ATOM_BYTES = 1024
 
 
-def _staged_across_loops(dots: list[DotPlacement]) -> set[int]:
+def _staged_across_loops(dots: list[DotPlacement], spec: GpuSpec) -> set[int]:
     """Lines of tcgen05 dots whose staged operand (128-B rows: a 128-B-swizzled layout) is read by dots of two or
     more loops (causal attention's Q, used by the off-diagonal and the diagonal loop)."""
+    if spec.tensor_core != "tcgen05":
+        return set()
     loops_of: dict[int, set[int | None]] = {}
     for d in dots:
         if d.staged_bytes and d.async_mma and d.k and d.k * element_bytes(d.op.operands[0].dtype) >= SWIZZLE_ROW_BYTES:

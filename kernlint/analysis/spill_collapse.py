@@ -32,8 +32,7 @@ What ptxas does (measured, Triton 3.9: ptxas 12.9 for sm_80/86/89, 13.4 for sm_9
     6 of 6, 3.4-9.2 KB spilled) and none at <= 1.08 (matmul, split-K, bmm, attention forward: 0 of 12,
     128 registers + 0-636 B). At 1-8 warps the outcome is mixed (sm_80: 10 of 45 above budget collapsed, at
     ratios 1.01-3.55, and 7 of 19 from 1.5 up, while 1.72-3.38 kept 255), so there the budget stays the
-    prediction. The 16-warp
-    threshold is the dot-free probe's cliff at 16 warps (MMA_SYNC_16W_COLLAPSE_RATIO, below).
+    prediction. The 16-warp threshold is the dot-free probe's cliff at 16 warps (MMA_SYNC_16W_COLLAPSE_RATIO).
 
 The threshold: real kernels stream part of what the model counts (ptxas reorders element-wise chains and
 unrolled static_range bodies; causal_conv1d 256×128, 8 warps: demand/budget 1.5-1.75, ptxas 255 with
@@ -70,8 +69,8 @@ def full_occupancy_registers(spec: GpuSpec, num_warps: int) -> int:
     return per_thread - per_thread % REGISTER_GRANULE
 
 
-def collapses(regs: RegisterEstimate, dots: list[DotPlacement], maxnreg: int | None = None,
-              family: str = "", num_warps: int = 4) -> bool:
+def collapses(regs: RegisterEstimate, dots: list[DotPlacement], maxnreg: int | None, family: str,
+              num_warps: int) -> bool:
     # A maxnreg launch option becomes a PTX .maxnreg directive, which ptxas keeps as a hard target: the
     # synthetic kernel at 6×64 words, 4 warps, sm_90 -> 128 registers under maxnreg=128, 255 under 255.
     if maxnreg is not None or regs.budget <= 0:
