@@ -51,3 +51,29 @@ def test_report_keeps_the_notes(tmp_path: Path) -> None:
     assert text.startswith("# Config quality on NVIDIA H200") and "| softmax |" in text
     assert text.endswith(gpu_report.NOTES_MARK + "\nRun notes written by hand.\n")
     assert "old table" not in text
+
+
+def test_settle_times_identical_cubins_once_and_reports_fresh_medians() -> None:
+    import timing  # benchmarks/gpu/timing.py
+
+    # the selection made "s3" the best on lucky samples; s1 (the recommendation) is the same program
+    calls: list[str] = []
+    fresh = {"s1": [10.0, 10.4, 10.2], "auth": [12.0, 11.0, 13.0]}
+
+    def timer(key: str) -> float:
+        calls.append(key)
+        return fresh[key][sum(c == key for c in calls) - 1]
+
+    out = timing.settle("s1", "auth", "s3", {"s1": "abc", "s3": "abc", "auth": "def"}, timer, rounds=3)
+    assert calls == ["s1", "auth"] * 3          # s3 is never timed: its cubin is s1's
+    assert out["best"] == "s1" and out["merged"] == ["s3"]
+    assert out["us"] == {"s1": 10.2, "s3": 10.2, "auth": 12.0}   # medians of the fresh rounds
+
+
+def test_settle_keeps_a_faster_distinct_best_and_never_merges_unknown_cubins() -> None:
+    import timing
+
+    times = {"rec": 11.0, "best": 10.0}
+    out = timing.settle("rec", None, "best", {"rec": None, "best": None}, lambda k: times[k], rounds=2)
+    assert out["best"] == "best" and out["merged"] == []
+    assert out["us"]["best"] / out["us"]["rec"] == 10.0 / 11.0
