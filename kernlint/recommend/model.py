@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,7 +162,8 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                 if trips is None:
                     unknown.append(op.line)
                     trips = 8
-                u = ptxas_unroll(op, trips, num_warps, env, dot_inputs)
+                u = ptxas_unroll(op, trips, num_warps, env, dot_inputs,
+                                 lambda m: m is None or _mask_aligned(m, defs, src, env))
                 for region in op.regions:
                     visit(region.ops, mult * trips, depth + 1, op.line, u)
                 continue
@@ -220,7 +221,8 @@ PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (t
 UNROLL_MAX_BYTES_PER_THREAD = 16
 
 
-def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], dot_inputs: set[int]) -> int:
+def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], dot_inputs: set[int],
+                 vectorised: Callable[[Any], bool] = lambda mask: True) -> int:
     """How many iterations of an unpipelined loop have their loads in flight at once.
 
     ptxas unrolls a small loop body by 4 and hoists the loads of the 4 iterations above their uses, so one
@@ -231,6 +233,9 @@ def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], d
     A body that reduces across the tile (cross-entropy's online max/sum: shuffles and a barrier per
     iteration) is not counted either: replaying the saved H200 timings with it counted picked 0.72 of the
     best cross-entropy config instead of 0.96.
+    The limit is on registers filled, not bytes moved: an unvectorised (scalar) load puts each fp16 element in
+    its own 32-bit register. SASS of examples/rmsnorm.py (n_cols do_not_specialize, 32 warps): pass 1 at
+    4 elements per thread (16 B of registers) is unrolled ×4, at 8 elements (32 B) it is not.
     Dot loops are Triton's software pipeline's business (num_stages), not this."""
     body = [op for region in loop.regions for op in region.ops]
     if any(op.kind in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for op in walk_ops(body)):
@@ -242,7 +247,11 @@ def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], d
         if op.result.id in dot_inputs:
             return 1
         v = op.result
-        per_thread += _numel(v.shape, env) * element_bytes(v.dtype) / (32.0 * max(1, num_warps))
+        # bytes of registers the loads fill: an unvectorised access loads each element into its own 32-bit
+        # register (fp16 via LDG.U16), so 4 fp16 elements per thread fill 16 B of registers, not 8
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        ebytes = element_bytes(v.dtype) if vectorised(mask) else max(4, element_bytes(v.dtype))
+        per_thread += _numel(v.shape, env) * ebytes / (32.0 * max(1, num_warps))
     if per_thread == 0 or per_thread > UNROLL_MAX_BYTES_PER_THREAD:
         return 1
     return max(1, min(PTXAS_UNROLL, trips))

@@ -84,6 +84,63 @@ def test_small_row_loops_count_ptxas_unroll_by_four() -> None:
     assert ce.serial >= 32768 / 1024
 
 
+def test_unvectorised_loads_count_a_register_per_element_for_the_unroll() -> None:
+    """rmsnorm's n_cols is do_not_specialize, so its masked fp16 loads are scalar (LDG.U16): each element fills
+    a 32-bit register. SASS (Triton 3.6 and 3.9, sm_90, nvdisasm; live check below): at 32 warps pass 1 is
+    unrolled ×4 at BLOCK 4096 (4 elements = 16 B of registers per thread) and not at BLOCK 8192 (8 elements:
+    32 B of registers, though only 16 B of data)."""
+    shape = {"n_rows": 1024, "n_cols": 32768}
+    _, b4096 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 4096, 32)
+    assert b4096.segments[0][:2] == (8 * 4096 * 2, 4 * 4096 * 2)     # 8 trips; 4 iterations' loads in flight
+    _, b8192 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 8192, 32)
+    assert b8192.segments[0][:2] == (4 * 8192 * 2, 8192 * 2)         # 4 trips; one iteration in flight
+
+
+def _pass_one_loads(text: str, kernel: str, sig: dict[str, str], attrs: dict, block: int, warps: int) -> int:
+    """Global loads before the first barrier (pass 1's loop and its unrolled tails) in Triton's sm_90 SASS."""
+    import importlib.util
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{kernel}_scratch.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(f"{kernel}_scratch", path)
+        assert spec and spec.loader
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        k = triton.compile(ASTSource(getattr(mod, kernel), sig, {"BLOCK_SIZE": block}, attrs),
+                           target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": 1})
+        cubin = Path(tmp) / "k.cubin"
+        cubin.write_bytes(k.asm["cubin"])
+        sass = subprocess.run([nvdisasm, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+    return len(re.findall(r"\bLDG\.", sass.split("BAR.SYNC")[0]))
+
+
+def test_ptxas_unrolls_scalar_rmsnorm_loads_by_register_count() -> None:
+    """Live check of the fact above when Triton is installed: 4 + 2 + 1 unrolled copies of 4 scalar loads at
+    BLOCK 4096, one copy of 8 at BLOCK 8192 (n_cols gets no divisibility hint, as do_not_specialize does)."""
+    import os
+
+    import pytest
+    triton = pytest.importorskip("triton", reason="the SASS check needs the kernlint[triton] extra")
+    if not os.path.exists(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")):
+        pytest.skip("Triton's bundled nvdisasm is missing")
+    text = (ROOT / "examples/rmsnorm.py").read_text().replace("import torch\n", "").split("\ndef rms_norm(")[0]
+    sig = {"x_ptr": "*fp16", "w_ptr": "*fp16", "y_ptr": "*fp16", "rstd_ptr": "*fp32", "row_stride": "i32",
+           "n_cols": "i32", "eps": "fp32", "BLOCK_SIZE": "constexpr"}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(5)}    # pointers and row_stride; not n_cols
+    assert _pass_one_loads(text, "rmsnorm_fwd_kernel", sig, attrs, 4096, 32) == 4 * (4 + 2 + 1)
+    assert _pass_one_loads(text, "rmsnorm_fwd_kernel", sig, attrs, 8192, 32) == 8
+
+
 def test_ptxas_unrolls_layernorm_pass_one_by_four() -> None:
     """The ptxas fact behind model.ptxas_unroll, checked live when Triton is installed: compile
     examples/layernorm.py for sm_90 and count the global loads of pass 1 in the SASS (before the first
