@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, producers as producers_of, walk_back
+from kernlint.analysis.liveness import Liveness, producers as producers_of, readers as readers_of, walk_back
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.analysis.register_merges import merge_sources
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -210,3 +210,41 @@ def _reaches_tmem(value: Value, in_tmem: set[int], producers: Mapping[int, Op], 
     if not found:
         walk_back(value, producers, 32, visit)
     return found
+
+
+
+def deferred_row_sums(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], num_warps: int,
+                      tensor_core: str) -> dict[int, tuple[int, int]]:
+    """Second copies of softmax probabilities that sm_100 attention keeps for a row sum deferred by one iteration:
+    value id → (first, last) step of the copy, the whole body of the loop it is carried around.
+
+    What Triton 3.9 emits for `p = exp2(qk); l_ij = tl.sum(p, 1); acc = tl.dot(p.to(f16), v, acc)` when the dot
+    is a tcgen05 MMA with a TMEM accumulator: the loop is rotated, p becomes a loop-carried value (`scf.for`
+    iter_args) and `tl.sum(p, 1)` is computed at the top of the next iteration, so the previous iteration's p
+    lives next to the new S, p, its fp16 copy and the rescaled accumulator. Measured where each thread owns a
+    whole row of the tile (BLOCK_M = 32 × num_warps: the 32x32b TMEM message gives a thread one lane = one row),
+    tests/truth/suite_kernels/attention.py, HEAD_DIM 64, sm_100: 128 × 64 at 4 warps and 256 × 64 at 8 warps
+    spill (255 registers + 20 / 44 B); the same 128 × 64 × 4 warps without the row sum allocates 167. With two
+    threads per row (128 × 64 at 8 warps) the sum goes through shared memory and nothing extra is held: 113
+    registers with or without it. So the copy is counted only where a thread owns a row."""
+    if tensor_core != "tcgen05" or num_warps > 8:   # 16 warps: the dots fall back to mma.sync
+        return {}
+    users = readers_of(live)
+    producers = producers_of(live)
+    step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    end_of = {s.op.id: i for i, s in enumerate(live.steps) if s.is_end}
+    out: dict[int, tuple[int, int]] = {}
+    for d in dots:
+        if not d.tmem_accumulator or d.in_loop not in end_of or not d.op.operands:
+            continue
+        cast = producers.get(d.op.operands[0].id)
+        if cast is None or cast.kind != "cast" or not cast.operands:
+            continue
+        p = cast.operands[0]
+        if p.dtype != "fp32" or len(p.shape) != 2 or p.id not in live.intervals:
+            continue
+        if as_int(p.shape[0].evaluate(env)) != 32 * num_warps:
+            continue
+        if any(u.kind == "reduce" for u in users.get(p.id, [])):
+            out[p.id] = (step_of[d.in_loop], end_of[d.in_loop])
+    return out

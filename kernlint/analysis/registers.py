@@ -22,7 +22,8 @@ from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_streams import (reduction_tree, scaled_products, scan_results, sink_loads,
                                                 window_accumulated_loads)
-from kernlint.analysis.register_tmem import epilogue_registers, folded_accumulations, staged_async_operands
+from kernlint.analysis.register_tmem import (deferred_row_sums, epilogue_registers, folded_accumulations,
+                                             staged_async_operands)
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.analysis.register_unroll import unrolled_loads
 from kernlint.analysis.register_widen import hold_widened_loads_narrow
@@ -36,7 +37,6 @@ from kernlint.ir.symbolic import Unknown, as_int
 @dataclass(frozen=True, slots=True)
 class RegisterModel:
     """Per-architecture constants fitted to ptxas truth (fit script: benchmarks/fit_registers.py)."""
-
     base: float              # registers no tile accounts for (indices, predicates, scalar args)
     index_vector: int        # elements sharing one register for integer/mask tiles
     data_scale: float = 1.0  # registers per live data-tile word (fitted; ptxas keeps extra temporaries)
@@ -211,6 +211,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             transient[i] = transient.get(i, 0.0) + philox[i]
     events: dict[int, float] = {}
     remat_events: dict[int, float] = {}
+    for vid, (a, b) in deferred_row_sums(live, dots, env, num_warps, spec.tensor_core).items():  # a 2nd copy of p
+        events[a], events[b] = events.get(a, 0.0) + costs[vid], events.get(b, 0.0) - costs[vid]
     for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
         stop = end if end > start else start + 1
         for ev in (events, remat_events) if vid in remat else (events,):
