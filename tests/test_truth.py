@@ -120,9 +120,12 @@ def test_examples_meet_the_register_target_on_sm90_and_sm100(development_sets) -
 def test_spill_prediction_meets_the_target_on_sm90(development_sets) -> None:  # type: ignore[no-untyped-def]
     # The spill F1 >= 0.9, met on sm_90 of both development files since element-by-element addresses
     # are rematerialised rather than spilled (registers.py): measured 0.912 (examples) and 0.909 (suite).
-    # sm_100 is at 0.83 on both (over-counted third-pass loads of layernorm at 128 fp32 per thread).
+    # sm_100 is not there (0.85 on both; layernorm's over-counted third-pass loads at 128 fp32 per thread,
+    # ptxas spilling a few bytes well under the budget): gated at what the eleventh stop measured, after the
+    # deferred row sum of sm_100 attention (register_tmem.deferred_row_sums; suite 0.83 -> 0.85).
     for name, table in development_sets.items():
         assert table["h100"]["spill_f1"] >= 0.9, (name, table["h100"])
+        assert table["b200"]["spill_f1"] >= 0.845, (name, table["b200"])
 
 
 def test_suite_register_accuracy_on_sm90_and_sm100(development_sets) -> None:  # type: ignore[no-untyped-def]
