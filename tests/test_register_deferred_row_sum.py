@@ -43,3 +43,36 @@ def test_two_threads_per_row_or_no_tcgen05_add_nothing() -> None:
     record, estimate = _records(90)[(128, 64, 4)]
     assert record["regs"] == 232 and not record["spill_store"]
     assert estimate.registers.demand <= 255
+
+
+def test_without_the_row_sum_the_second_copy_is_gone_live() -> None:
+    """The probe behind the rule, compiled when Triton is installed: the suite's causal attention at 128 × 64 and
+    4 warps on sm_100, as it is and with `l_ij = tl.sum(p, 1)` replaced by a constant (then nothing reads p but
+    its fp16 cast). Triton 3.9: 255 registers + 20 B spilled against 167, nothing spilled."""
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    import pytest
+    pytest.importorskip("triton", reason="the live probe needs the kernlint[triton] extra")
+    from kernlint.calibrate.triton_compile import compile_jit
+
+    text = (ROOT / "tests/truth/suite_kernels/attention.py").read_text()
+    assert text.count("l_ij = tl.sum(p, 1)") == 1
+    args = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16",
+            "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "stride_d": 1, "H": "i32", "N_CTX": "i32"}
+    config = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 4}
+    regs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, source in (("with_sum", text), ("without_sum", text.replace("l_ij = tl.sum(p, 1)", "l_ij = 1.0"))):
+            path = Path(tmp) / f"{name}.py"
+            path.write_text(source)
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec and spec.loader
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            out = compile_jit(mod.attn_fwd_causal_kernel, args, {"HEAD_DIM": 64}, config, 100, 300)
+            assert out["error"] is None, out["error"]
+            regs[name] = (out["regs"], out["spill_store"] or 0)
+    assert regs["with_sum"][0] == 255 and regs["with_sum"][1] > 0, regs
+    assert regs["without_sum"][0] <= 200 and regs["without_sum"][1] == 0, regs

@@ -234,8 +234,8 @@ def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], d
     iteration) is not counted either: replaying the saved H200 timings with it counted picked 0.72 of the
     best cross-entropy config instead of 0.96.
     The limit is on registers filled, not bytes moved: an unvectorised (scalar) load puts each fp16 element in
-    its own 32-bit register. SASS of examples/rmsnorm.py (n_cols do_not_specialize, 32 warps): pass 1 at
-    4 elements per thread (16 B of registers) is unrolled ×4, at 8 elements (32 B) it is not.
+    its own 32-bit register. SASS of examples/rmsnorm.py (Triton 3.6 and 3.9, sm_90, n_cols do_not_specialize,
+    32 warps): pass 1 at 4 elements per thread (16 B of registers) is unrolled ×4, at 8 elements (32 B) not.
     Dot loops are Triton's software pipeline's business (num_stages), not this."""
     body = [op for region in loop.regions for op in region.ops]
     if any(op.kind in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for op in walk_ops(body)):
