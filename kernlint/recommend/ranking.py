@@ -62,13 +62,16 @@ def _tie_key(c: Candidate) -> tuple[Any, ...]:
         # BLOCK_K 32 · 7 stages to 64 · 4 on 0.07 % modelled gaps, and over runs 13-16 the deeper pipeline
         # was ahead on five of them by 1.5-3 % (behind by 5 % on one, 256 × 16384 × 2048).
         return (tight, *_rank_key(c))
-    # Streaming row kernels (no dot, no reduction inside a loop) prefer fewer stages (their loops are not
-    # pipelined: stage variants are the same kernel) and more warps per CTA: CPU replay of H200 runs 1-15,
+    # Streaming row kernels (no dot, no reduction inside a loop) prefer more warps per CTA, then fewer stages
+    # (their loops are not pipelined: stage variants compile to the same cubin, which H200 runs 20-21 hashed),
+    # so stages never outrank warps: swiglu 4096 × 14336, the author's 2048 · 8 warps · 2 stages measured
+    # 0.975 of the best against 0.960 for 2048 · 4 warps · 1 stage over all 21 saved runs, ahead in each.
+    # More warps first: CPU replay of H200 runs 1-15,
     # swiglu 0.952 -> 0.967 (4096 × 11000: 512 · 4 warps at 0.91 -> 1024 · 8 at 0.96, every run), layernorm
     # 0.947 -> 0.952, nothing worse; run 16 live: layernorm 8192 × 3072 0.904 -> 0.961, 4096 × 5000 0.886 ->
     # 0.911. With cross-entropy's in-loop reductions it lost 2.5 % (1024 × 128256: 4096 · 4 -> 8192 · 8
     # warps, every run): more warps, more barrier traffic per iteration.
-    return (tight, c.num_stages, -c.num_warps, c.score.time_us)
+    return (tight, -c.num_warps, c.num_stages, c.score.time_us)
 
 
 def rank(cands: list[Candidate]) -> list[Candidate]:
