@@ -8,7 +8,8 @@ finalists within 5 % of each other, the one picked is also the one whose five ro
 facts from the saved runs show the size of it (benchmarks/gpu/h200_results_run19.json):
   * softmax 4096×4096: the recommendation 4096·w8·s1 measured 0.974 of the "best" 4096·w8·s3. The kernel has
     no loop, so num_stages changes nothing Triton emits: the two are the same program, and 2.6 % is noise.
-  * swiglu 1024×8192: 4096·w8·s1 vs 4096·w8·s3, 0.967, the same situation.
+  * swiglu 1024×8192: 4096·w8·s1 vs 4096·w8·s3, 0.967: its column loop has no dot, Triton does not pipeline
+    it, and the two cubins are byte-identical (hashed in run 20).
 So the winner is chosen on one set of samples and measured on another (`CONFIRM_ROUNDS` alternating rounds
 of the recommendation, the author's pick and the selected best), and configs whose compiled cubins are
 byte-identical are one program, timed once.
