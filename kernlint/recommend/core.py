@@ -89,7 +89,8 @@ class Space:
     author_values: dict[str, frozenset[int]] = field(default_factory=dict)
 
 
-def _pow2_between(lo: int, hi: int) -> list[int]:
+def pow2_between(lo: int, hi: int) -> list[int]:
+    """Powers of two in [lo, hi]."""
     out, v = [], 1
     while v <= hi:
         if v >= lo:
@@ -115,7 +116,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
         ints = [v for v in vals if isinstance(v, int) and not isinstance(v, bool) and v > 0]
         if name in tiles and ints and len(ints) == len(vals) and all(v & (v - 1) == 0 for v in ints) \
                 and any(p.origin == "autotune" for p in known):
-            tunable[name] = _pow2_between(min(ints), max(ints))
+            tunable[name] = pow2_between(min(ints), max(ints))
             author_values[name] = frozenset(ints)
         elif name in tiles and name in loop_steps:
             # a looped block: any power of two works; wider than the loop's extent only wastes lanes
@@ -126,7 +127,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
                     stop = SafeEval(bucket, lf.locals)(lf.stop)
                     if isinstance(stop, (int, float)) and stop > 0:
                         hi = min(hi, 1 << max(0, int(stop) - 1).bit_length())
-            tunable[name] = _pow2_between(min(128, hi), hi)
+            tunable[name] = pow2_between(min(128, hi), hi)
             launched = src.launch_value(name, bucket)
             author_values[name] = frozenset([launched]) if isinstance(launched, int) else frozenset()
         elif vals:

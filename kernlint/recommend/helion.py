@@ -170,15 +170,6 @@ def estimate_config(target: HelionTarget, config: Mapping[str, Any], extents: Ma
 
 
 # ------------------------------------------------------------------------------------------------ search
-def _pow2_upto(hi: int, lo: int = 1) -> list[int]:
-    out, v = [], 1
-    while v <= hi:
-        if v >= lo:
-            out.append(v)
-        v *= 2
-    return out
-
-
 def _np2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
@@ -208,6 +199,7 @@ def _slot_extent(target: HelionTarget, symbol: str, env: Mapping[str, Any]) -> i
 
 
 def space(target: HelionTarget, bucket: Mapping[str, Any]) -> tuple[list[list[int]], list[list[int | None]]]:
+    from kernlint.recommend.core import pow2_between
     env = _extent_env(target, bucket)
     blocks: list[list[int]] = []
     for s in target.ir.tunable_slots:
@@ -216,14 +208,14 @@ def space(target: HelionTarget, bucket: Mapping[str, Any]) -> tuple[list[list[in
         if s.symbol in target.dot_slots:
             vals = [b for b in DOT_BLOCKS if b <= max(16, hi)]
         else:
-            vals = _pow2_upto(min(hi, 16384))
+            vals = pow2_between(1, min(hi, 16384))
         blocks.append(vals)
     rloops: list[list[int | None]] = []
     for r in target.ir.rdims:
         ext = r.extent.evaluate(env)
         vals: list[int | None] = [None]
         if isinstance(ext, int) and ext > RLOOP_MIN:
-            vals += _pow2_upto(_np2(ext) // 2, RLOOP_MIN)
+            vals += pow2_between(RLOOP_MIN, _np2(ext) // 2)
         rloops.append(vals)
     return blocks, rloops
 
