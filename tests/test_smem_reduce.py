@@ -125,3 +125,43 @@ def test_probe_kernels_against_compiles(tmp_path) -> None:  # type: ignore[no-un
         [kernel] = [k for k in result.files[0].kernels if k.jit.name == name]
         [estimate] = [e for e in kernel.estimates if e.config.origin == "cli"]
         assert estimate.smem.total == truth, (name, dtype, config)
+
+
+STRIDED = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def colmin_kernel(x_ptr, out_ptr, M, N, stride_m, stride_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    x = tl.load(x_ptr + offs_m[:, None] * stride_m + offs_n[None, :] * stride_n, mask=mask, other=0.0)
+    tl.store(out_ptr + offs_n, tl.min(tl.sqrt(tl.abs(x.to(tl.float32))), axis=0), mask=offs_n < N)
+'''
+
+
+def test_runtime_inner_stride_loads_one_element_per_thread(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A load whose column offsets are multiplied by a runtime stride is not contiguous: Coalesce gives it
+    sizePerThread [1, 1], threadsPerWarp [1, 32], so all 8 warps lie along the rows and the column-min
+    combines 8 warp partials × 32 columns × 4 B = 1,024 B at every BLOCK_M. With a unit stride the load is
+    vectorised (8 fp16 per thread from BLOCK_M = 64 on), fewer warps are left along the rows and the scratch
+    halves. Truth: `kernlint calibrate` of this kernel (Triton 3.9; sm_80, sm_90 and sm_100 agree):
+    runtime stride 1,024 B at BLOCK_M 32 / 64 / 128; unit stride 1,024 / 512 / 512 B. Before the vector
+    width followed the pointer's contiguity, kernlint said 512 B for the runtime stride from 64 on (found
+    by benchmarks/fuzz.py: shared memory fell as BLOCK_M grew)."""
+    path = tmp_path / "strided.py"
+    path.write_text(STRIDED)
+
+    def shared(block_m: int, inner_stride: str) -> int:
+        config = {"BLOCK_M": block_m, "BLOCK_N": 32, "num_warps": 8, "num_stages": 3}
+        args = {"x_ptr": "*fp16", "out_ptr": "*fp16", "stride_n": inner_stride}
+        result = lint_paths([str(path)], Settings(targets=("h100", "b200"), cli_configs=(config,),
+                                                   arg_types=args))
+        totals = {e.smem.total for k in result.files[0].kernels for e in k.estimates if e.config.origin == "cli"}
+        assert len(totals) == 1, totals
+        return totals.pop()
+
+    assert [shared(bm, "i32") for bm in (32, 64, 128)] == [1024, 1024, 1024]
+    assert [shared(bm, "1") for bm in (32, 64, 128)] == [1024, 512, 512]

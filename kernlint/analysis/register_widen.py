@@ -85,6 +85,6 @@ def hold_widened_loads_narrow(live: Liveness, costs: dict[int, float], loaded: s
             value = users[0].result
         if costs.get(value.id, 0.0) <= costs[src.id]:
             continue
-        memory = memory if memory is not None else memory_shapes(live, env)
+        memory = memory if memory is not None else memory_shapes(live, env, producers)
         if _reduced_row_by_row(value, read_by, order, producers, env, memory, num_warps):
             costs[value.id] = costs[src.id]

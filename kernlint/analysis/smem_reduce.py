@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint.analysis.axis_info import tile_shape
+from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
 from kernlint.analysis.liveness import Liveness
 from kernlint.ir.nodes import Op, Value, element_bytes, pointee
 
@@ -179,8 +179,16 @@ def _dims(value: Value, env: Mapping[str, Any]) -> list[int] | None:
     return list(dims) if dims is not None else None
 
 
-def memory_shapes(live: Liveness, env: Mapping[str, Any]) -> list[tuple[list[int], int, bool]]:
-    """(shape, elements per 16-byte access, is a store) of every tiled global load and store."""
+def memory_shapes(live: Liveness, env: Mapping[str, Any],
+                  producers: Mapping[int, Op] | None = None) -> list[tuple[list[int], int, bool]]:
+    """(shape, elements per access, is a store) of every tiled global load and store.
+
+    An access moves up to 16 bytes per thread, and no more than its pointer's contiguity along the last dim
+    (Coalesce.cpp takes the vector width from AxisInfo): `x_ptr + offs_m[:, None] * s_m + offs_n[None, :] * s_n`
+    with a runtime `s_n` is one element per thread (TTGIR sizePerThread = [1, 1], Triton 3.9), which changes
+    how many warps a row reduction spans. A pointer more contiguous along another dim has another order,
+    which `blocked_layout` does not build; its width is left at 16 bytes."""
+    contiguity = Contiguity(producers, env, optimistic=True) if producers is not None else None
     out = []
     for step in live.steps:
         op = step.op
@@ -190,8 +198,13 @@ def memory_shapes(live: Liveness, env: Mapping[str, Any]) -> list[tuple[list[int
         if not ptr.shape or ptr.dtype.startswith("desc<"):
             continue
         dims = _dims(ptr, env)
-        if dims:
-            out.append((dims, max(1, int(16 // element_bytes(pointee(ptr.dtype)))), op.kind == "store"))
+        if not dims:
+            continue
+        vec = max(1, int(16 // element_bytes(pointee(ptr.dtype))))
+        info = contiguity.info(ptr) if contiguity is not None and ptr.dtype.startswith("ptr<") else None
+        if info is not None and order_from_contiguity(info[0])[0] == len(dims) - 1:
+            vec = max(1, min(vec, info[0][-1]))
+        out.append((dims, vec, op.kind == "store"))
     return out
 
 
@@ -285,7 +298,7 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
     """Scratch of every reduce and scan, and of the conversion of a reduced tile to its store's layout."""
     if num_warps <= 1:
         return []
-    memory = memory_shapes(live, env)
+    memory = memory_shapes(live, env, producers)
     uses: list[ScratchUse] = []
     reduce_layouts: dict[int, tuple[Layout, int]] = {}   # reduce result id → operand layout, axis
     for step in live.steps:

@@ -76,9 +76,21 @@ def lint_checked(source: str | bytes, settings: Settings, path: str = "fuzz.py",
     return first, problems
 
 
+# Scratch whose size follows the blocked layout Triton picks, not the tile: a bigger tile can get a wider
+# vector per thread and fewer warps across the reduced axis, so it can need less. Measured (Triton 3.9,
+# sm_80/90/100, tests/test_smem_reduce.py::test_runtime_inner_stride_loads_one_element_per_thread): a
+# column-min of a unit-stride [BLOCK_M, 32] fp16 tile at 8 warps takes 1,024 B at BLOCK_M 32, 512 B at 64.
+_LAYOUT_SCRATCH = ("scratch", "conversion", "layout")
+
+
+def _has_layout_scratch(smem: Any) -> bool:
+    return any(any(word in b.label for word in _LAYOUT_SCRATCH) for b in smem.buffers)
+
+
 def monotonic_violations(source: str, kernel: str, base: dict[str, Any], bumped: dict[str, Any], knob: str,
                          settings: Settings) -> list[str]:
-    """Shared memory of `kernel` under `bumped` (one knob increased) must not be below that under `base`."""
+    """Shared memory of `kernel` under `bumped` (one knob increased) must not be below that under `base`,
+    unless layout-dependent scratch is part of either peak (it is not monotonic in Triton either)."""
     s = dataclasses.replace(settings, cli_configs=(base, bumped))
     result = lint_source(source, "mono.py", s)
     out = crash_violations(result)
@@ -94,7 +106,7 @@ def monotonic_violations(source: str, kernel: str, base: dict[str, Any], bumped:
                 lo, hi = k.estimates[cli[0] * n + t], k.estimates[cli[1] * n + t]
                 if lo.smem is None or hi.smem is None or not (lo.smem.complete and hi.smem.complete):
                     continue  # unknown shapes: no number to compare
-                if hi.smem.total < lo.smem.total:
+                if hi.smem.total < lo.smem.total and not (_has_layout_scratch(lo.smem) or _has_layout_scratch(hi.smem)):
                     out.append(f"smem fell from {lo.smem.total} to {hi.smem.total} B on {lo.target.key} when "
                                f"{knob} went {base.get(knob)} -> {bumped.get(knob)} [{lo.config.label()}]")
     return out
