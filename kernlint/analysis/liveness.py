@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kernlint.analysis.dead_code import needed_op_ids
 from kernlint.ir.nodes import KernelIR, Op, Region, Value
 from kernlint.ir.symbolic import Unknown
 
@@ -96,6 +97,8 @@ def _read_merge_results(steps: list[Step]) -> set[int]:
 
 def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     steps = linearize(ir, env)
+    keep = needed_op_ids(steps, ir.returned)   # what Triton's dead-code elimination leaves (dead_code.py)
+    steps = [s for s in steps if s.op.id in keep]
     read_merges = _read_merge_results(steps)
     loop_span: dict[int, tuple[int, int]] = {}
     open_at: dict[int, int] = {}

@@ -126,8 +126,10 @@ class ControlFlowLowering(_Base):
         if target is not None:
             iv = self.new_value((), "i32", _target_name(target))
             self.bind(target, iv, body_env)
+        cond_values: tuple[Value, ...] = ()
         if isinstance(stmt, cst.While):
-            self.expr(stmt.test, body_env)
+            test = self.expr(stmt.test, body_env)
+            cond_values = (test,) if isinstance(test, Value) else ()
         self.run_body(body, body_env)
         ops = self.blocks.pop()
         used = _used_value_ids(ops)
@@ -149,7 +151,9 @@ class ControlFlowLowering(_Base):
         self.blocks[-1].append(Op(
             self.next_id, "for", None, tuple(c.init for c in carried), line,
             {"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs,
-             "flatten": flatten, "rebinds_outer": rebinds_outer},
+             "flatten": flatten, "rebinds_outer": rebinds_outer,
+             # run-time values that steer the loop (bounds, a while condition): kept by dead-code elimination
+             "steering": tuple(b for b in bounds or [] if isinstance(b, Value)) + cond_values},
             (Region(tuple(ops)),), tuple(c.yielded for c in carried)))
 
 

@@ -88,11 +88,11 @@ class Lowerer(ControlFlowLowering):
             if dtype.startswith("ptr<"):
                 pointer_types[p.name] = dtype[4:-1]
             env[p.name] = self.emit("param", (), self.jit.line, self.new_value((), dtype, p.name), index=p.index)
-        self.run_body(self.jit.node.body, env)
+        returned = self.run_body(self.jit.node.body, env)
         self.unmodelled.sort(key=lambda u: u.line)
         return KernelIR(self.jit.qualname, Region(tuple(self.blocks[0])), self.jit.constexpr_names,
                         pointer_types, tuple(self.assumptions), tuple(self.unmodelled), self.next_id,
-                        dict(self.value_names))
+                        dict(self.value_names), _values_in(returned))
 
     # -- statements -------------------------------------------------------------------------------
     def run_body(self, body: cst.BaseSuite, env: dict[str, Any]) -> Any:
@@ -310,3 +310,12 @@ class Lowerer(ControlFlowLowering):
         finally:
             self.module, self.depth = saved, self.depth - 1
         return ret if ret is not None else CV(Const(None))
+
+
+def _values_in(returned: Any) -> tuple[Value, ...]:
+    """The graph values a `return` hands back (a tuple of them, possibly nested)."""
+    if isinstance(returned, Value):
+        return (returned,)
+    if isinstance(returned, Tup):
+        return tuple(v for item in returned.items for v in _values_in(item))
+    return ()

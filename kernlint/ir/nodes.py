@@ -98,6 +98,7 @@ class KernelIR:
     unmodelled: tuple[Unmodelled, ...]
     value_count: int
     value_names: dict[int, str] = field(default_factory=dict, hash=False, compare=False)
+    returned: tuple[Value, ...] = ()   # what a jit helper analysed on its own returns (kept as if stored)
     # analysis results that depend only on this IR and a constexpr binding (analysis/estimate.py)
     cache: dict[Any, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
