@@ -165,3 +165,38 @@ def test_runtime_inner_stride_loads_one_element_per_thread(tmp_path) -> None:  #
 
     assert [shared(bm, "i32") for bm in (32, 64, 128)] == [1024, 1024, 1024]
     assert [shared(bm, "1") for bm in (32, 64, 128)] == [1024, 512, 512]
+
+
+ROWSUM = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rowsum_kernel(x_ptr, out_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        x = tl.load(x_ptr + offs_m[:, None] * stride_m + (k + offs_k)[None, :], mask=offs_m[:, None] < M)
+        acc += tl.sum(x.to(tl.float32), axis=1)
+    tl.store(out_ptr + offs_m, acc, mask=offs_m < M)
+'''
+
+
+def test_reduced_store_converts_the_stored_type(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """tl.store casts an fp32 row sum to the pointer's type and Triton converts the narrower tensor to the
+    store's layout: BLOCK_M × pointee bytes. Truth (`kernlint calibrate` of this kernel, Triton 3.9, sm_90
+    and sm_100, and sm_80 where it has the type): fp8 64 / 128 B, fp16 128 / 256 B, fp32 256 / 512 B at
+    BLOCK_M = 64 (2 warps) / 128 (4 warps). Found by compiling fuzz-generated kernels (an fp8 store: 64 B
+    where kernlint said 256)."""
+    path = tmp_path / "rowsum.py"
+    path.write_text(ROWSUM)
+    configs = ({"BLOCK_M": 64, "BLOCK_K": 128, "num_warps": 2, "num_stages": 1},
+               {"BLOCK_M": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 1})
+    for pointee, nbytes in (("fp8e4nv", 1), ("fp16", 2), ("fp32", 4)):
+        result = lint_paths([str(path)], Settings(targets=("h100", "b200"), cli_configs=configs,
+                                                   arg_types={"x_ptr": "*fp16", "out_ptr": f"*{pointee}"}))
+        got = sorted({(e.config.constexprs["BLOCK_M"], e.smem.total) for k in result.files[0].kernels
+                      for e in k.estimates if e.config.origin == "cli"})
+        assert got == [(64, 64 * nbytes), (128, 128 * nbytes)], (pointee, got)

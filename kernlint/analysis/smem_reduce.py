@@ -181,13 +181,11 @@ def _dims(value: Value, env: Mapping[str, Any]) -> list[int] | None:
 
 def memory_shapes(live: Liveness, env: Mapping[str, Any],
                   producers: Mapping[int, Op] | None = None) -> list[tuple[list[int], int, bool]]:
-    """(shape, elements per access, is a store) of every tiled global load and store.
-
-    An access moves up to 16 bytes per thread, and no more than its pointer's contiguity along the last dim
-    (Coalesce.cpp takes the vector width from AxisInfo): `x_ptr + offs_m[:, None] * s_m + offs_n[None, :] * s_n`
-    with a runtime `s_n` is one element per thread (TTGIR sizePerThread = [1, 1], Triton 3.9), which changes
-    how many warps a row reduction spans. A pointer more contiguous along another dim has another order,
-    which `blocked_layout` does not build; its width is left at 16 bytes."""
+    """(shape, elements per access, is a store) of every tiled global load and store: up to 16 bytes per
+    thread, and no more than the pointer's contiguity along the last dim (Coalesce.cpp, from AxisInfo): with
+    a runtime `s_n`, `p + offs_m[:, None] * s_m + offs_n[None, :] * s_n` is one element per thread (TTGIR
+    sizePerThread = [1, 1], Triton 3.9). A pointer more contiguous along another dim (another order, which
+    `blocked_layout` does not build) keeps 16 bytes."""
     contiguity = Contiguity(producers, env, optimistic=True) if producers is not None else None
     out = []
     for step in live.steps:
@@ -369,7 +367,10 @@ def _reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env:
         store_layout = blocked_layout(dims, size_per_thread(dims, memory, num_warps, own), num_warps)
         if store_layout is None or _warp_positions(sliced_warps) == _warp_positions(store_layout.bits[0]):
             continue
-        ebytes = element_bytes(pointee(ptr.dtype) if atomic else value.dtype)
+        # tl.store casts the value to the pointee type, and Triton converts the narrower side: a [64] fp32
+        # row sum stored through an fp8 pointer converts 64 B, not 256 (Triton 3.9, sm_80/90/100)
+        ebytes = element_bytes(pointee(ptr.dtype)) if atomic else min(element_bytes(value.dtype),
+                                                                      element_bytes(pointee(ptr.dtype)))
         nbytes = dims[0] * int(ebytes)
         uses.append(ScratchUse(step.loops[-1] if step.loops else None,
                                "reduced tile to atomic layout" if atomic else "reduced tile to store layout",
