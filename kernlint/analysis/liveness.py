@@ -213,3 +213,27 @@ def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Call
         if op is not None:
             stack.extend(visit(op, v))
 
+
+
+def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mapping[int, Op]) -> bool:
+    """Is `value` the same in every iteration of loop `loop_id`: defined outside it, or computed inside it
+    only from such values by ops without side effects (no induction variable, block argument or load)?"""
+    seen: dict[int, bool] = {}
+
+    def check(v: Value, depth: int) -> bool:
+        if v.id in seen:
+            return seen[v.id]
+        span = live.intervals.get(v.id)
+        if span is None or depth > 32:
+            return False               # the induction variable (no defining op) or too deep to tell
+        if loop_id not in live.steps[span[0]].loops:
+            return True
+        op = producers.get(v.id)
+        seen[v.id] = False             # cycles through carried values are not invariant
+        ok = (op is not None and op.kind in ("elementwise", "view", "cast", "arange", "full", "broadcast_to",
+                                             "expand_dims", "reshape", "trans")
+              and all(check(o, depth + 1) for o in op.operands))
+        seen[v.id] = ok
+        return ok
+
+    return check(value, 0)

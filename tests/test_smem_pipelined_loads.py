@@ -1,0 +1,32 @@
+"""Loads pipelined by an explicit `tl.range(num_stages=...)` loop without a dot (smem.py): only a load whose
+address moves with the loop gets num_stages - 1 buffers; one that reads the same tile every iteration is
+not pipelined (liveness.loop_invariant).
+
+Truth (`kernlint calibrate` of these kernels, Triton 3.9, fp16, equal on sm_80, sm_90 and sm_100):
+  moving tile: 4 buffers x 128 x 32 x 2 B = 32,768 B (BLOCK_M=128, BLOCK_K=32, 2 warps) and 4 x 64 x 64 x 2 B
+  = 32,768 B (64 x 64, 4 warps); the same tile: 256 B and 128 B, only the conversion of the fp32 row sum,
+  cast to fp16, for its store (BLOCK_M x 2 B). Found by compiling fuzz-generated kernels (4 x 8 KiB counted).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernlint.api import Settings, lint_paths
+
+KERNELS = 'import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef same_tile_kernel(x_ptr, out_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)\n    for k in tl.range(0, K, BLOCK_K, num_stages=5):\n        x = tl.load(x_ptr + offs_m[:, None] * stride_m + offs_k[None, :])\n        acc += tl.sum(x.to(tl.float32), axis=1)\n    tl.store(out_ptr + offs_m, acc)\n\n\n@triton.jit\ndef moving_tile_kernel(x_ptr, out_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)\n    for k in tl.range(0, K, BLOCK_K, num_stages=5):\n        x = tl.load(x_ptr + offs_m[:, None] * stride_m + (k + offs_k)[None, :])\n        acc += tl.sum(x.to(tl.float32), axis=1)\n    tl.store(out_ptr + offs_m, acc)\n'
+
+
+def test_only_moving_loads_are_pipelined(tmp_path: Path) -> None:
+    path = tmp_path / "loads.py"
+    path.write_text(KERNELS)
+    configs = ({"BLOCK_M": 128, "BLOCK_K": 32, "num_warps": 2, "num_stages": 5},
+               {"BLOCK_M": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5})
+    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
+                                               arg_types={"*": "*fp16"}))
+    got = {(k.jit.name, e.target.key, e.config.constexprs["BLOCK_M"]): e.smem.total
+           for k in result.files[0].kernels for e in k.estimates if e.config.origin == "cli"}
+    for target in ("a100", "h100", "b200"):
+        assert got[("moving_tile_kernel", target, 128)] == 4 * 128 * 32 * 2
+        assert got[("moving_tile_kernel", target, 64)] == 4 * 64 * 64 * 2
+        assert got[("same_tile_kernel", target, 128)] == 128 * 2
+        assert got[("same_tile_kernel", target, 64)] == 64 * 2
