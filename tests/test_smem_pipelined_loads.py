@@ -1,6 +1,6 @@
-"""Loads pipelined by an explicit `tl.range(num_stages=...)` loop without a dot (smem.py): only a load whose
-address moves with the loop gets num_stages - 1 buffers; one that reads the same tile every iteration is
-not pipelined (liveness.loop_invariant).
+"""Loads in loops that read the same tile every iteration (liveness.invariant_load). Without a dot, an
+explicit `tl.range(num_stages=...)` loop gives only a load whose address moves num_stages - 1 buffers
+(smem.py); a dot operand loaded the same way is staged once, except on tcgen05 (placement._hoisted).
 
 Truth (`kernlint calibrate` of these kernels, Triton 3.9, fp16, equal on sm_80, sm_90 and sm_100):
   moving tile: 4 buffers x 128 x 32 x 2 B = 32,768 B (BLOCK_M=128, BLOCK_K=32, 2 warps) and 4 x 64 x 64 x 2 B
@@ -30,3 +30,24 @@ def test_only_moving_loads_are_pipelined(tmp_path: Path) -> None:
         assert got[("moving_tile_kernel", target, 64)] == 4 * 64 * 64 * 2
         assert got[("same_tile_kernel", target, 128)] == 128 * 2
         assert got[("same_tile_kernel", target, 64)] == 64 * 2
+
+
+DOT = 'import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef same_operands_kernel(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,\n                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.arange(0, BLOCK_M)\n    offs_n = tl.arange(0, BLOCK_N)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n    for k in range(0, K, BLOCK_K):\n        a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :])\n        b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :])\n        acc += tl.dot(a, b)\n    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)\n'
+
+
+def test_dot_operands_read_the_same_every_trip(tmp_path: Path) -> None:
+    """A dot loop whose A and B addresses never move: Triton stages each operand once on mma.sync and wgmma,
+    but tcgen05's pipeliner still buffers them num_stages times. Truth (`kernlint calibrate`, Triton 3.9, fp16):
+    128×64×32 at 1 warp, num_stages 4: 12,288 B on sm_80/90/100 ((128×32 + 32×64) × 2 B); 128×128×64 at
+    4 warps, num_stages 3: 32,768 B on sm_80/90, 3 × 32,768 + 16 B of barriers on sm_100. Pipelined, as
+    before this rule, sm_90's wgmma would have taken 3 × 32,768 B."""
+    path = tmp_path / "dot.py"
+    path.write_text(DOT)
+    configs = ({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 1, "num_stages": 4},
+               {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3})
+    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
+                                               arg_types={"*": "*fp16"}))
+    got = {(e.target.key, e.config.num_warps): e.smem.total for k in result.files[0].kernels
+           for e in k.estimates if e.config.origin == "cli"}
+    assert got == {("a100", 1): 12288, ("h100", 1): 12288, ("b200", 1): 12288,
+                    ("a100", 4): 32768, ("h100", 4): 32768, ("b200", 4): 3 * 32768 + 16}

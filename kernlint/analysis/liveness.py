@@ -215,10 +215,19 @@ def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Call
 
 
 
+def invariant_load(load: Op, loop_id: int, live: Liveness, producers: Mapping[int, Op]) -> bool:
+    """A load of plain pointers whose address, mask and default are the same every iteration of the loop
+    (tensor-descriptor and block-pointer loads keep their offsets out of the graph's operands: never)."""
+    return (load.kind == "load" and bool(load.operands) and load.operands[0].dtype.startswith("ptr<")
+            and all(loop_invariant(v, loop_id, live, producers) for v in load.operands))
+
+
 def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mapping[int, Op]) -> bool:
     """Is `value` the same in every iteration of loop `loop_id`: defined outside it, or computed inside it
     only from such values by ops without side effects (no induction variable, block argument or load)?"""
-    seen: dict[int, bool] = {}
+    # the loop's block arguments are defined at its head step, which lies outside it: they change every trip
+    seen: dict[int, bool] = {c.arg.id: False for s in live.steps if s.op.id == loop_id and not s.is_end
+                             for c in s.op.attrs.get("carried", ())}
 
     def check(v: Value, depth: int) -> bool:
         if v.id in seen:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
-from kernlint.analysis.liveness import Liveness, loop_invariant, producers as producers_of
+from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_reduce import reduction_scratch
@@ -128,7 +128,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         stages, explicit = loop_stages(loop_id)
         if not explicit or stages < 2:
             continue
-        if all(loop_invariant(v, loop_id, live, producers_of(live)) for v in op.operands):
+        if invariant_load(op, loop_id, live, producers_of(live)):
             # the same address every iteration: not pipelined (Triton 3.9, a [128, 32] fp16 tile re-read in a
             # tl.range(num_stages=5) loop: 512 B in all, its reduction's scratch; 4 × 8 KiB counted before)
             continue
