@@ -200,3 +200,20 @@ def test_reduced_store_converts_the_stored_type(tmp_path) -> None:  # type: igno
         got = sorted({(e.config.constexprs["BLOCK_M"], e.smem.total) for k in result.files[0].kernels
                       for e in k.estimates if e.config.origin == "cli"})
         assert got == [(64, 64 * nbytes), (128, 128 * nbytes)], (pointee, got)
+
+
+def test_reduced_store_conversion_side_of_the_cast(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Which side of tl.store's cast Triton converts: the narrower one between floats, the value before a
+    float-to-int cast. Truth (`kernlint calibrate`, Triton 3.9, sm_80/90/100): the row sum cast to bf16 and
+    stored as fp32 converts 2 B an element (128 / 256 B at BLOCK_M 64 / 128); stored as i8, also 2 B (a
+    fuzz-generated kernel: 128 B at BLOCK_M 64)."""
+    path = tmp_path / "rowsum_bf16.py"
+    path.write_text(ROWSUM.replace("offs_m, acc,", "offs_m, acc.to(tl.bfloat16),"))
+    configs = ({"BLOCK_M": 64, "BLOCK_K": 128, "num_warps": 2, "num_stages": 1},
+               {"BLOCK_M": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 1})
+    for pointee in ("fp32", "i8"):
+        result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
+                                                   arg_types={"x_ptr": "*fp16", "out_ptr": f"*{pointee}"}))
+        got = sorted({(e.config.constexprs["BLOCK_M"], e.smem.total) for k in result.files[0].kernels
+                      for e in k.estimates if e.config.origin == "cli"})
+        assert got == [(64, 128), (128, 256)], (pointee, got)

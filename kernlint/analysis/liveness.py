@@ -215,6 +215,12 @@ def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Call
 
 
 
+# ops whose result depends only on their operands (a load or a reduction of a loop-varying tile does not
+# qualify: loads may see stores of the loop; reductions are left out to stay conservative)
+_PURE = frozenset({"elementwise", "view", "cast", "arange", "full", "broadcast_to", "expand_dims", "reshape",
+                   "trans"})
+
+
 def invariant_load(load: Op, loop_id: int, live: Liveness, producers: Mapping[int, Op]) -> bool:
     """A load of plain pointers whose address, mask and default are the same every iteration of the loop
     (tensor-descriptor and block-pointer loads keep their offsets out of the graph's operands: never)."""
@@ -239,8 +245,7 @@ def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mappin
             return True
         op = producers.get(v.id)
         seen[v.id] = False             # cycles through carried values are not invariant
-        ok = (op is not None and op.kind in ("elementwise", "view", "cast", "arange", "full", "broadcast_to",
-                                             "expand_dims", "reshape", "trans")
+        ok = (op is not None and op.kind in _PURE and not op.attrs.get("varies")
               and all(check(o, depth + 1) for o in op.operands))
         seen[v.id] = ok
         return ok

@@ -1,14 +1,11 @@
 """Shared-memory scratch of reductions and scans (Triton 3.9), derived from the blocked layout of the operand.
 
-Triton lowers `tt.reduce` and `tt.scan` in registers, then lanes (shuffles), and only the partial results of
-different warps meet in shared memory. So the scratch depends on how many warps hold distinct data along the
-reduced/scanned axis, which is fixed by the operand's blocked layout. That layout is rebuilt here the way
-Triton builds it:
+Triton reduces and scans in registers, then lanes (shuffles); only partials of different warps meet in
+shared memory, so the scratch follows the operand's blocked layout, rebuilt here as Triton builds it:
 
-* the Coalesce pass gives each global access `sizePerThread = min(16 B / element, extent of the contiguous
-  dim)` along the last dim, takes the maximum over the memory ops of the same shape that share the dataflow
-  slice, and caps it at `numel / (32 · num_warps)` (at least 1) (triton lib/Dialect/TritonGPU/Transforms/
-  Coalesce.cpp); a tile no load or store of its shape reaches keeps the default `sizePerThread = 1`;
+* Coalesce gives each global access `sizePerThread = min(16 B / element, contiguity)` along the last dim,
+  the maximum over the memory ops of the same shape, capped at `numel / (32 · num_warps)` (triton lib/Dialect/
+  TritonGPU/Transforms/Coalesce.cpp); a tile no access of its shape reaches keeps `sizePerThread = 1`;
 * lanes then warps are spread from the contiguous dim outwards, each dim taking at most `shape / sizePerThread`
   threads, the last (slowest) dim taking what is left (triton lib/Dialect/TritonGPU/IR/Dialect.cpp,
   BlockedEncodingAttr::get / getDefaultBlockedEncoding);
@@ -25,10 +22,9 @@ Rules (read in triton lib/Analysis/Utility.cpp and lib/Tools/GenericSwizzling.cp
 * scan (ScanLoweringHelper::getScratchSizeInBytes): none when one warp holds the axis; otherwise
   Σ operand bytes × num_warps × lanes off the axis × elements per thread off the axis × blocks along the
   axis × blocks off the axis (linear recurrence [64, 32] fp32 pair, 4 warps → 2,048 B, measured);
-* a reduced tile (rank ≥ 1) stored through its own 1-D pointer tensor is converted from the sliced layout to
-  the store's blocked layout through shared memory when the warps hold different elements in the two
-  (measured: welford [8] fp32 mean store, 4 warps → 32 B; fp8 quantizer per-group scale [G] → 4·G B).
-"""
+* a reduced tile stored through its own 1-D pointers is converted from the sliced layout to the store's
+  through shared memory when the warps hold different elements in the two (welford [8] fp32 mean, 4 warps
+  → 32 B; fp8 quantizer per-group scale [G] → 4·G B)."""
 from __future__ import annotations
 
 import math
@@ -367,15 +363,20 @@ def _reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env:
         store_layout = blocked_layout(dims, size_per_thread(dims, memory, num_warps, own), num_warps)
         if store_layout is None or _warp_positions(sliced_warps) == _warp_positions(store_layout.bits[0]):
             continue
-        # tl.store casts the value to the pointee type, and Triton converts the narrower side: a [64] fp32
-        # row sum stored through an fp8 pointer converts 64 B, not 256 (Triton 3.9, sm_80/90/100)
-        ebytes = element_bytes(pointee(ptr.dtype)) if atomic else min(element_bytes(value.dtype),
-                                                                      element_bytes(pointee(ptr.dtype)))
+        # tl.store casts to the pointee type and Triton converts the narrower float side (Triton 3.9, sm_80/90/
+        # 100: a [64] fp32 row sum stored as fp8 converts 64 B, bf16 stored as fp32 128 B); before a float-to-
+        # int cast it converts the value (bf16 stored as i8: 2 B an element)
+        vb, pb = element_bytes(value.dtype), element_bytes(pointee(ptr.dtype))
+        ebytes = pb if atomic else min(vb, pb) if _is_float(value.dtype) and _is_float(pointee(ptr.dtype)) else vb
         nbytes = dims[0] * int(ebytes)
         uses.append(ScratchUse(step.loops[-1] if step.loops else None,
                                "reduced tile to atomic layout" if atomic else "reduced tile to store layout",
                                nbytes, f"{dims[0]} × {ebytes:g} B", op.line))
     return uses
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("fp", "bf"))
 
 
 def _warp_positions(kinds: tuple[str, ...]) -> tuple[int, ...]:

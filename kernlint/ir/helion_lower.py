@@ -215,7 +215,8 @@ class HelionLowerer(HelionHostCode, Lowerer):
         key = (t.key, id(self.blocks[-1]))
         if key not in self.index_cache:
             ar = tl_calls.tile(self, "arange", (), line, (t.block,), "i32", start=Const(0), end=t.block)
-            offs = tl_calls.tile(self, "elementwise", (ar,), line, (t.block,), "i32", fn="+")
+            # the tile's offset is left out of the operands: `varies` keeps the index from looking loop-invariant
+            offs = tl_calls.tile(self, "elementwise", (ar,), line, (t.block,), "i32", fn="+", varies=True)
             mask = tl_calls.tile(self, "elementwise", (offs,), line, (t.block,), "i1", fn="<")
             self.value_names.setdefault(offs.id, f"indices_{t.name}")
             self.index_cache[key] = (offs, mask, self.blocks[-1])  # keeps the list alive: ids stay unique
