@@ -95,3 +95,34 @@ def test_loop_bounds_while_conditions_and_returns_stay(tmp_path: Path) -> None:
     kept = needed_op_ids(steps, combine.returned)
     fns = {s.op.attrs.get("fn"): s.op.id in kept for s in steps if s.op.kind == "elementwise"}
     assert fns == {"+": True, "*": False}   # a helper's return is what it keeps; `unused` goes
+
+
+CARRIED = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def carried_kernel(x_ptr, w_ptr, out_ptr, K, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(w_ptr + offs[:, None] * BLOCK + offs[None, :])
+    acc = tl.dot(a, b)
+    for k in range(0, K, BLOCK):
+        acc = acc * 0.5 + 1.0
+    tl.store(out_ptr + offs, tl.max(a, axis=1))
+'''
+
+
+def test_a_loop_does_not_keep_what_it_carries_for_nobody(tmp_path: Path) -> None:
+    """A dot whose result only enters a loop-carried variable nobody reads after the loop is erased with it:
+    the operand tiles cost no staging. (Found by benchmarks/fuzz_truth.py: Triton 3.9 needed 128 B for
+    such a kernel, the row max's conversion, where kernlint staged the dot's operands, 49,152 B.)"""
+    path = tmp_path / "carried.py"
+    path.write_text(CARRIED)
+    result = lint_paths([str(path)], Settings(targets=("h100",), arg_types={"*": "*fp16"},
+                                               cli_configs=({"BLOCK": 64, "num_warps": 4, "num_stages": 2},)))
+    [kernel] = result.files[0].kernels
+    [estimate] = [e for e in kernel.estimates if e.config.origin == "cli"]
+    assert estimate.dots == ()
+    assert not any("dot" in b.label for b in estimate.smem.buffers)

@@ -30,7 +30,10 @@ def _roots(steps: Sequence[_Step], returned: Sequence[Value]) -> set[int]:
     for step in steps:
         op = step.op
         if not step.is_end and (op.kind in SIDE_EFFECTS or op.kind in CONTROL or not op.all_results()):
-            needed.update(v.id for v in op.operands)
+            # a loop's operands are its carried variables' initial values: needed only if the variable is
+            # (needed_op_ids follows them); what steers it is needed in any case
+            if op.kind not in ("for", "while"):
+                needed.update(v.id for v in op.operands)
             needed.update(v.id for v in op.attrs.get("steering", ()))
     return needed
 
