@@ -51,3 +51,24 @@ def test_dot_operands_read_the_same_every_trip(tmp_path: Path) -> None:
            for e in k.estimates if e.config.origin == "cli"}
     assert got == {("a100", 1): 12288, ("h100", 1): 12288, ("b200", 1): 12288,
                     ("a100", 4): 32768, ("h100", 4): 32768, ("b200", 4): 3 * 32768 + 16}
+
+
+UNROLLED = 'import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef unrolled_dots_kernel(a_ptr, b_ptr, c_ptr, stride_am, stride_bk, stride_cm,\n                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.arange(0, BLOCK_M)\n    offs_n = tl.arange(0, BLOCK_N)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n    for i in tl.static_range(4):\n        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (i * BLOCK_K + offs_k)[None, :])\n        b = tl.load(b_ptr + (i * BLOCK_K + offs_k)[:, None] * stride_bk + offs_n[None, :])\n        acc += tl.dot(a, b)\n    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)\n'
+
+
+def test_static_range_dots_are_not_pipelined(tmp_path: Path) -> None:
+    """tl.static_range is unrolled while tracing, so its dots are straight-line code: one copy of A and B
+    (the unrolled dots reuse it), whatever num_stages says. Truth (`kernlint calibrate`, Triton 3.9, fp16):
+    64×64×32 at 4 warps, num_stages 4: 8,192 B on sm_80/90, + 8 B (one mbarrier) on sm_100; 128×128×64
+    at 8 warps, num_stages 3: 32,768 B, + 8 B on sm_100. Pipelined as a loop it was 3 × A + B and a 16-B
+    barrier pair (found by benchmarks/fuzz_truth.py)."""
+    path = tmp_path / "unrolled.py"
+    path.write_text(UNROLLED)
+    configs = ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 4},
+               {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3})
+    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
+                                               arg_types={"*": "*fp16"}))
+    got = {(e.target.key, e.config.num_warps): e.smem.total for k in result.files[0].kernels
+           for e in k.estimates if e.config.origin == "cli"}
+    assert got == {("a100", 4): 8192, ("h100", 4): 8192, ("b200", 4): 8192 + 8,
+                    ("a100", 8): 32768, ("h100", 8): 32768, ("b200", 8): 32768 + 8}

@@ -61,7 +61,9 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     per_loop: dict[int | None, list[SmemBuffer]] = {}
 
     def loop_stages(loop_id: int) -> tuple[int, bool]:
-        if _static_trips(loop_ops[loop_id], env) in (0, 1):
+        # a tl.static_range loop is unrolled while the kernel is traced: no loop is left to pipeline (Triton
+        # 3.9, four unrolled 32×32×64 fp32 dots at 16 warps, num_stages 4: 16,384 B, one copy of A and B)
+        if _static_trips(loop_ops[loop_id], env) in (0, 1) or loop_ops[loop_id].attrs.get("loop") == "static_range":
             # a loop whose constexpr bounds give one iteration is folded away by MLIR's scf.for
             # canonicalisation before the pipeliner runs: nothing is multi-buffered (fla chunk_o.py
             # `for i_v in range(tl.cdiv(V, BV))` with V = BV: 4 tiles × 1 buffer, Triton 3.9 sm_90)
@@ -143,9 +145,10 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops} - shared_tile_loops:
             nbytes = SM100_BARRIER_BYTES
             if any(d.register_pipelined for d in dots if d.in_loop == loop_id) \
+                    or loop_ops[loop_id].attrs.get("loop") == "static_range" \
                     or _static_trips(loop_ops[loop_id], env) in (0, 1):
-                # one 8-B barrier: an operand staged from registers (see the note above), or a loop folded
-                # away (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9)
+                # one 8-B barrier: an operand staged from registers (see the note above), a loop folded away
+                # (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9) or unrolled (static_range)
                 nbytes = TMA_BARRIER_BYTES
             elif any(d.tma for d in dots if d.in_loop == loop_id):
                 stages, _ = loop_stages(loop_id)  # + one 8-B TMA mbarrier per stage, 16-B aligned
