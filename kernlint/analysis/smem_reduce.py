@@ -52,7 +52,6 @@ class ScratchUse:
 class Layout:
     """A blocked layout as per-dim lists of bit kinds, low to high: "reg" (sizePerThread), "lane", "warp",
     "rep" (register repeats beyond the layout's coverage); broadcast bits are left out."""
-
     bits: tuple[tuple[str, ...], ...]
     order: tuple[int, ...]          # fastest dim first
 
