@@ -14,10 +14,10 @@ from typing import Protocol
 
 from kernlint.ir.nodes import Op, Value
 
-# ops kept whatever their results: memory writes, and structured control flow (its operands are the loop's
-# initial values or the branch condition)
+# ops kept whatever their results: memory writes, and structured control flow (`while` loops are "for" ops
+# with attrs["loop"] == "while"; an `if`'s operand is its condition)
 SIDE_EFFECTS = frozenset({"store", "atomic"})
-CONTROL = frozenset({"for", "while", "if"})
+CONTROL = frozenset({"for", "if"})
 
 
 class _Step(Protocol):
@@ -32,7 +32,7 @@ def _roots(steps: Sequence[_Step], returned: Sequence[Value]) -> set[int]:
         if not step.is_end and (op.kind in SIDE_EFFECTS or op.kind in CONTROL or not op.all_results()):
             # a loop's operands are its carried variables' initial values: needed only if the variable is
             # (needed_op_ids follows them); what steers it is needed in any case
-            if op.kind not in ("for", "while"):
+            if op.kind != "for":
                 needed.update(v.id for v in op.operands)
             needed.update(v.id for v in op.attrs.get("steering", ()))
     return needed

@@ -214,7 +214,6 @@ def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Call
             stack.extend(visit(op, v))
 
 
-
 # ops whose result depends only on their operands (a load or a reduction of a loop-varying tile does not
 # qualify: loads may see stores of the loop; reductions are left out to stay conservative)
 _PURE = frozenset({"elementwise", "view", "cast", "arange", "full", "broadcast_to", "expand_dims", "reshape",
