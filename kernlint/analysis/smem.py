@@ -132,7 +132,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             continue
         if invariant_load(op, loop_id, live, producers_of(live)):
             # the same address every iteration: not pipelined (Triton 3.9, a [128, 32] fp16 tile re-read in a
-            # tl.range(num_stages=5) loop: 512 B in all, its reduction's scratch; 4 × 8 KiB counted before)
+            # tl.range(num_stages=5) loop: 256 B in all, where 4 × 8 KiB were counted; test_smem_pipelined_loads)
             continue
         size = numel(op.result, env)
         if size is None:
