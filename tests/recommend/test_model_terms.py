@@ -104,6 +104,7 @@ def _pass_one_loads(text: str, kernel: str, sig: dict[str, str], attrs: dict, bl
     import subprocess
     import tempfile
 
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # 3.9's default, stated (silences its warning)
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
