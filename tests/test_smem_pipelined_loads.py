@@ -13,26 +13,71 @@ from pathlib import Path
 
 from kernlint.api import Settings, lint_paths
 
-KERNELS = 'import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef same_tile_kernel(x_ptr, out_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)\n    for k in tl.range(0, K, BLOCK_K, num_stages=5):\n        x = tl.load(x_ptr + offs_m[:, None] * stride_m + offs_k[None, :])\n        acc += tl.sum(x.to(tl.float32), axis=1)\n    tl.store(out_ptr + offs_m, acc)\n\n\n@triton.jit\ndef moving_tile_kernel(x_ptr, out_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)\n    for k in tl.range(0, K, BLOCK_K, num_stages=5):\n        x = tl.load(x_ptr + offs_m[:, None] * stride_m + (k + offs_k)[None, :])\n        acc += tl.sum(x.to(tl.float32), axis=1)\n    tl.store(out_ptr + offs_m, acc)\n'
+KERNELS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def same_tile_kernel(x_ptr, out_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for k in tl.range(0, K, BLOCK_K, num_stages=5):
+        x = tl.load(x_ptr + offs_m[:, None] * stride_m + offs_k[None, :])
+        acc += tl.sum(x.to(tl.float32), axis=1)
+    tl.store(out_ptr + offs_m, acc)
+
+
+@triton.jit
+def moving_tile_kernel(x_ptr, out_ptr, M, K, stride_m, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for k in tl.range(0, K, BLOCK_K, num_stages=5):
+        x = tl.load(x_ptr + offs_m[:, None] * stride_m + (k + offs_k)[None, :])
+        acc += tl.sum(x.to(tl.float32), axis=1)
+    tl.store(out_ptr + offs_m, acc)
+'''
+
+
+def _shared(tmp_path: Path, source: str, configs: tuple[dict[str, int], ...]) -> dict[tuple[str, str, int], int]:
+    """(kernel, target, num_warps) → estimated shared memory of each config, fp16 pointers, three targets."""
+    path = tmp_path / "kernel.py"
+    path.write_text(source)
+    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
+                                               arg_types={"*": "*fp16"}))
+    return {(k.jit.name, e.target.key, e.config.num_warps): e.smem.total for k in result.files[0].kernels
+            for e in k.estimates if e.config.origin == "cli"}
 
 
 def test_only_moving_loads_are_pipelined(tmp_path: Path) -> None:
-    path = tmp_path / "loads.py"
-    path.write_text(KERNELS)
     configs = ({"BLOCK_M": 128, "BLOCK_K": 32, "num_warps": 2, "num_stages": 5},
                {"BLOCK_M": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5})
-    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
-                                               arg_types={"*": "*fp16"}))
-    got = {(k.jit.name, e.target.key, e.config.constexprs["BLOCK_M"]): e.smem.total
-           for k in result.files[0].kernels for e in k.estimates if e.config.origin == "cli"}
+    got = _shared(tmp_path, KERNELS, configs)
     for target in ("a100", "h100", "b200"):
-        assert got[("moving_tile_kernel", target, 128)] == 4 * 128 * 32 * 2
-        assert got[("moving_tile_kernel", target, 64)] == 4 * 64 * 64 * 2
-        assert got[("same_tile_kernel", target, 128)] == 128 * 2
-        assert got[("same_tile_kernel", target, 64)] == 64 * 2
+        assert got[("moving_tile_kernel", target, 2)] == 4 * 128 * 32 * 2
+        assert got[("moving_tile_kernel", target, 4)] == 4 * 64 * 64 * 2
+        assert got[("same_tile_kernel", target, 2)] == 128 * 2
+        assert got[("same_tile_kernel", target, 4)] == 64 * 2
 
 
-DOT = 'import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef same_operands_kernel(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,\n                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.arange(0, BLOCK_M)\n    offs_n = tl.arange(0, BLOCK_N)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n    for k in range(0, K, BLOCK_K):\n        a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :])\n        b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :])\n        acc += tl.dot(a, b)\n    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)\n'
+DOT = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def same_operands_kernel(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :])
+        b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)
+'''
 
 
 def test_dot_operands_read_the_same_every_trip(tmp_path: Path) -> None:
@@ -41,19 +86,31 @@ def test_dot_operands_read_the_same_every_trip(tmp_path: Path) -> None:
     128×64×32 at 1 warp, num_stages 4: 12,288 B on sm_80/90/100 ((128×32 + 32×64) × 2 B); 128×128×64 at
     4 warps, num_stages 3: 32,768 B on sm_80/90, 3 × 32,768 + 16 B of barriers on sm_100. Pipelined, as
     before this rule, sm_90's wgmma would have taken 3 × 32,768 B."""
-    path = tmp_path / "dot.py"
-    path.write_text(DOT)
     configs = ({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 1, "num_stages": 4},
                {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3})
-    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
-                                               arg_types={"*": "*fp16"}))
-    got = {(e.target.key, e.config.num_warps): e.smem.total for k in result.files[0].kernels
-           for e in k.estimates if e.config.origin == "cli"}
-    assert got == {("a100", 1): 12288, ("h100", 1): 12288, ("b200", 1): 12288,
-                    ("a100", 4): 32768, ("h100", 4): 32768, ("b200", 4): 3 * 32768 + 16}
+    got = _shared(tmp_path, DOT, configs)
+    name = "same_operands_kernel"
+    assert got == {(name, "a100", 1): 12288, (name, "h100", 1): 12288, (name, "b200", 1): 12288,
+                   (name, "a100", 4): 32768, (name, "h100", 4): 32768, (name, "b200", 4): 3 * 32768 + 16}
 
 
-UNROLLED = 'import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef unrolled_dots_kernel(a_ptr, b_ptr, c_ptr, stride_am, stride_bk, stride_cm,\n                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):\n    offs_m = tl.arange(0, BLOCK_M)\n    offs_n = tl.arange(0, BLOCK_N)\n    offs_k = tl.arange(0, BLOCK_K)\n    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n    for i in tl.static_range(4):\n        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (i * BLOCK_K + offs_k)[None, :])\n        b = tl.load(b_ptr + (i * BLOCK_K + offs_k)[:, None] * stride_bk + offs_n[None, :])\n        acc += tl.dot(a, b)\n    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)\n'
+UNROLLED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def unrolled_dots_kernel(a_ptr, b_ptr, c_ptr, stride_am, stride_bk, stride_cm,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for i in tl.static_range(4):
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (i * BLOCK_K + offs_k)[None, :])
+        b = tl.load(b_ptr + (i * BLOCK_K + offs_k)[:, None] * stride_bk + offs_n[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc)
+'''
 
 
 def test_static_range_dots_are_not_pipelined(tmp_path: Path) -> None:
@@ -62,13 +119,9 @@ def test_static_range_dots_are_not_pipelined(tmp_path: Path) -> None:
     64×64×32 at 4 warps, num_stages 4: 8,192 B on sm_80/90, + 8 B (one mbarrier) on sm_100; 128×128×64
     at 8 warps, num_stages 3: 32,768 B, + 8 B on sm_100. Pipelined as a loop it was 3 × A + B and a 16-B
     barrier pair (found by benchmarks/fuzz_truth.py)."""
-    path = tmp_path / "unrolled.py"
-    path.write_text(UNROLLED)
     configs = ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 4},
                {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3})
-    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
-                                               arg_types={"*": "*fp16"}))
-    got = {(e.target.key, e.config.num_warps): e.smem.total for k in result.files[0].kernels
-           for e in k.estimates if e.config.origin == "cli"}
-    assert got == {("a100", 4): 8192, ("h100", 4): 8192, ("b200", 4): 8192 + 8,
-                    ("a100", 8): 32768, ("h100", 8): 32768, ("b200", 8): 32768 + 8}
+    got = _shared(tmp_path, UNROLLED, configs)
+    name = "unrolled_dots_kernel"
+    assert got == {(name, "a100", 4): 8192, (name, "h100", 4): 8192, (name, "b200", 4): 8192 + 8,
+                   (name, "a100", 8): 32768, (name, "h100", 8): 32768, (name, "b200", 8): 32768 + 8}
