@@ -231,8 +231,9 @@ def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mappin
     """Is `value` the same in every iteration of loop `loop_id`: defined outside it, or computed inside it
     only from such values by ops without side effects (no induction variable, block argument or load)?"""
     # the loop's block arguments are defined at its head step, which lies outside it: they change every trip
-    seen: dict[int, bool] = {c.arg.id: False for s in live.steps if s.op.id == loop_id and not s.is_end
-                             for c in s.op.attrs.get("carried", ())}
+    args = derived(live, "carried_args", lambda: {s.op.id: [c.arg.id for c in s.op.attrs.get("carried", ())]
+                                                  for s in live.steps if s.op.kind == "for" and not s.is_end})
+    seen: dict[int, bool] = {a: False for a in args.get(loop_id, ())}
 
     def check(v: Value, depth: int) -> bool:
         if v.id in seen:
