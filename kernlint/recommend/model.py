@@ -150,7 +150,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             seen += 1
         return None
 
-    def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0, unroll: int = 1) -> None:
+    def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0, unroll: float = 1.0) -> None:
         nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar, \
             loop_reduces
         body_bytes = 0.0
@@ -219,11 +219,17 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
 
 PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (then a 2- and a 1-iteration tail)
 UNROLL_MAX_BYTES_PER_THREAD = 16
+# ptxas issues at most ~9 of an unrolled body's load instructions before the first use of their data; the
+# rest wait for that round trip. SASS of examples/rmsnorm.py pass 1 (Triton 3.9, sm_90, scalar fp16 loads,
+# 4 elements per thread at 4, 8, 16 and 32 warps): 16 LDG.U16 per unrolled body, 9-10 issued before the first
+# HADD2 that converts a loaded value, the other 6-7 after it; at 2 elements per thread all 8 go first
+# (Triton 3.6 at 32 warps: 9 of 16, and 8 of 8).
+HOISTED_LOADS = 9
 
 
 def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], dot_inputs: set[int],
-                 vectorised: Callable[[Any], bool] = lambda mask: True) -> int:
-    """How many iterations of an unpipelined loop have their loads in flight at once.
+                 vectorised: Callable[[Any], bool] = lambda mask: True) -> float:
+    """How many iterations of an unpipelined loop have their loads in flight at once (per round trip).
 
     ptxas unrolls a small loop body by 4 and hoists the loads of the 4 iterations above their uses, so one
     round trip brings 4 iterations' data. Read off the SASS of examples/layernorm.py (Triton 3.6, sm_90,
@@ -236,11 +242,15 @@ def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], d
     The limit is on registers filled, not bytes moved: an unvectorised (scalar) load puts each fp16 element in
     its own 32-bit register. SASS of examples/rmsnorm.py (Triton 3.6 and 3.9, sm_90, n_cols do_not_specialize,
     32 warps): pass 1 at 4 elements per thread (16 B of registers) is unrolled ×4, at 8 elements (32 B) not.
+    Unrolled, the loads still go out in batches of at most HOISTED_LOADS instructions: 4 unrolled iterations
+    of 4 scalar loads (16 instructions) take two round trips, so 2 iterations are in flight per round trip,
+    the same 8 loads as 4 iterations at 2 elements per thread.
     Dot loops are Triton's software pipeline's business (num_stages), not this."""
     body = [op for region in loop.regions for op in region.ops]
     if any(op.kind in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for op in walk_ops(body)):
         return 1
     per_thread = 0.0
+    instructions = 0.0   # load instructions per thread per iteration
     for op in body:
         if op.kind != "load" or op.result is None or not op.result.is_tile:
             continue
@@ -250,11 +260,16 @@ def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], d
         # bytes of registers the loads fill: an unvectorised access loads each element into its own 32-bit
         # register (fp16 via LDG.U16), so 4 fp16 elements per thread fill 16 B of registers, not 8
         mask = op.operands[1] if len(op.operands) > 1 else None
-        ebytes = element_bytes(v.dtype) if vectorised(mask) else max(4, element_bytes(v.dtype))
-        per_thread += _numel(v.shape, env) * ebytes / (32.0 * max(1, num_warps))
+        vec = vectorised(mask)
+        ebytes = element_bytes(v.dtype) if vec else max(4, element_bytes(v.dtype))
+        elems = _numel(v.shape, env) / (32.0 * max(1, num_warps))
+        per_thread += elems * ebytes
+        # vectorised: one instruction per 16-B chunk; scalar: one per element
+        instructions += max(1.0, math.ceil(elems * element_bytes(v.dtype) / 16.0) if vec else elems)
     if per_thread == 0 or per_thread > UNROLL_MAX_BYTES_PER_THREAD:
         return 1
-    return max(1, min(PTXAS_UNROLL, trips))
+    unroll = max(1, min(PTXAS_UNROLL, trips))
+    return unroll / math.ceil(unroll * instructions / HOISTED_LOADS)
 
 
 def _val(expr: Any, env: Mapping[str, Any]) -> float:

@@ -1,6 +1,7 @@
 """The row-kernel terms of the time model: L1 wavefronts of unvectorised accesses, L2 re-read footprint."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kernlint.api import Settings, lint_paths
@@ -90,17 +91,22 @@ def test_unvectorised_loads_count_a_register_per_element_for_the_unroll() -> Non
     unrolled ×4 at BLOCK 4096 (4 elements = 16 B of registers per thread) and not at BLOCK 8192 (8 elements:
     32 B of registers, though only 16 B of data)."""
     shape = {"n_rows": 1024, "n_cols": 32768}
+    # BLOCK 4096: unrolled ×4, but 4 iterations × 4 scalar loads = 16 load instructions, more than the 9 ptxas
+    # issues before their first use (model.HOISTED_LOADS): two round trips of 2 iterations each
     _, b4096 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 4096, 32)
-    assert b4096.segments[0][:2] == (8 * 4096 * 2, 4 * 4096 * 2)     # 8 trips; 4 iterations' loads in flight
+    assert b4096.segments[0][:2] == (8 * 4096 * 2, 2 * 4096 * 2)     # 8 trips; 2 iterations' loads in flight
+    assert b4096.serial == 8 / 2 + 8                                 # pass 1: 4 round trips; pass 2 stores: 8
+    # BLOCK 2048: 2 scalar loads per iteration, 4 × 2 = 8 instructions all go before the first use
+    _, b2048 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 2048, 32)
+    assert b2048.segments[0][:2] == (16 * 2048 * 2, 4 * 2048 * 2)    # 16 trips; 4 iterations in flight
     _, b8192 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 8192, 32)
     assert b8192.segments[0][:2] == (4 * 8192 * 2, 8192 * 2)         # 4 trips; one iteration in flight
 
 
-def _pass_one_loads(text: str, kernel: str, sig: dict[str, str], attrs: dict, block: int, warps: int) -> int:
-    """Global loads before the first barrier (pass 1's loop and its unrolled tails) in Triton's sm_90 SASS."""
+def _pass_one_sass(text: str, kernel: str, sig: dict[str, str], attrs: dict, block: int, warps: int) -> str:
+    """Triton's sm_90 SASS up to the first barrier: pass 1's loop and its unrolled tails."""
     import importlib.util
     import os
-    import re
     import subprocess
     import tempfile
 
@@ -122,7 +128,18 @@ def _pass_one_loads(text: str, kernel: str, sig: dict[str, str], attrs: dict, bl
         cubin = Path(tmp) / "k.cubin"
         cubin.write_bytes(k.asm["cubin"])
         sass = subprocess.run([nvdisasm, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
-    return len(re.findall(r"\bLDG\.", sass.split("BAR.SYNC")[0]))
+    return sass.split("BAR.SYNC")[0]
+
+
+def _pass_one_loads(text: str, kernel: str, sig: dict[str, str], attrs: dict, block: int, warps: int) -> int:
+    return len(re.findall(r"\bLDG\.", _pass_one_sass(text, kernel, sig, attrs, block, warps)))
+
+
+def _loads_before_first_use(sass: str) -> int:
+    """Loads of the first loop body (after its backward-branch target) issued before the first HADD2.F32,
+    the instruction that converts a loaded fp16 value: how many loads one round trip carries."""
+    body = sass.split("HADD2.F32")[0]
+    return len(re.findall(r"\bLDG\.", body))
 
 
 def test_ptxas_unrolls_scalar_rmsnorm_loads_by_register_count() -> None:
@@ -140,6 +157,24 @@ def test_ptxas_unrolls_scalar_rmsnorm_loads_by_register_count() -> None:
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(5)}    # pointers and row_stride; not n_cols
     assert _pass_one_loads(text, "rmsnorm_fwd_kernel", sig, attrs, 4096, 32) == 4 * (4 + 2 + 1)
     assert _pass_one_loads(text, "rmsnorm_fwd_kernel", sig, attrs, 8192, 32) == 8
+
+
+def test_ptxas_hoists_at_most_nine_or_ten_loads_ahead_of_their_use() -> None:
+    """Live check of model.HOISTED_LOADS: the ×4-unrolled pass 1 of rmsnorm at 4 scalar loads per iteration
+    (BLOCK 4096, 32 warps: 16 loads) issues 9-10 of them before the first conversion of a loaded value, so
+    its 4 iterations take two round trips; at 2 per iteration (BLOCK 2048: 8 loads) all go first."""
+    import pytest
+    triton = pytest.importorskip("triton", reason="the SASS check needs the kernlint[triton] extra")
+    import os
+    if not os.path.exists(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")):
+        pytest.skip("Triton's bundled nvdisasm is missing")
+    text = (ROOT / "examples/rmsnorm.py").read_text().replace("import torch\n", "").split("\ndef rms_norm(")[0]
+    sig = {"x_ptr": "*fp16", "w_ptr": "*fp16", "y_ptr": "*fp16", "rstd_ptr": "*fp32", "row_stride": "i32",
+           "n_cols": "i32", "eps": "fp32", "BLOCK_SIZE": "constexpr"}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(5)}
+    four = _loads_before_first_use(_pass_one_sass(text, "rmsnorm_fwd_kernel", sig, attrs, 4096, 32))
+    assert 9 <= four <= 10 < 16
+    assert _loads_before_first_use(_pass_one_sass(text, "rmsnorm_fwd_kernel", sig, attrs, 2048, 32)) == 8
 
 
 def test_ptxas_unrolls_layernorm_pass_one_by_four() -> None:
