@@ -261,14 +261,21 @@ def lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None
 
 
 def lint_paths(paths: Iterable[str], settings: Settings | None = None) -> LintResult:
-    files = discover(paths)
-    sources: list[tuple[str, bytes | OSError]] = []
-    for f in files:
-        try:
-            sources.append((f, Path(f).read_bytes()))
-        except OSError as exc:  # unreadable file: a KL001 for it, the others still linted
-            sources.append((f, exc))
-    return lint_sources(sources, settings)
+    from kernlint.imports import follow, interface
+
+    parsed = parse_sources([(f, _read(f)) for f in discover(paths)])
+    # helpers imported from files outside `paths` are context, not results (kernlint/imports.py)
+    context = follow([(p.path, interface(p)) for p in parsed],
+                     lambda new: [(interface(q), q) for q in parse_sources([(f, _read(f)) for f in new])])
+    return LintResult(lint_parsed([*parsed, *(q for _, _, q in context)], settings or Settings(),
+                                  {p.path for p in parsed} if context else None))
+
+
+def _read(path: str) -> bytes | OSError:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:  # unreadable file: a KL001 for it, the others still linted
+        return exc
 
 
 def lint_source(text: str, path: str = "<string>", settings: Settings | None = None) -> LintResult:

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from kernlint.api import FileResult, LintResult, PathError
 from kernlint.cache import Cache, diagnostic_from_json, diagnostic_to_json, digest, model_hash
+from kernlint.imports import Interface, follow, interface
 from kernlint.settings import Resolver, Settings
 
 if TYPE_CHECKING:
     from kernlint.api import _Parsed
 
 Source = tuple[str, "bytes | OSError"]
-Interface = tuple[frozenset[str], frozenset[str]]   # (defines, references)
 
 
 @dataclass
@@ -53,6 +53,7 @@ class _File:
     hash: str = ""
     iface: Interface | None = None
     deps: list[str] = field(default_factory=list)
+    context: bool = False     # found by following an import (kernlint.imports): used, never reported
 
 
 # -- discovery ------------------------------------------------------------------------------------
@@ -79,15 +80,6 @@ def discover(paths: Iterable[str], resolver: Resolver, force_exclude: bool = Fal
 
 
 # -- interfaces and dependencies ------------------------------------------------------------------
-
-def interface(p: _Parsed) -> Interface:
-    if p.facts is None:
-        return frozenset(), frozenset()
-    module = f"module:{p.facts.module_name}"  # files that map to one module name see each other's names
-    defines = {module, *(j.full_name for j in p.facts.jit_functions)}
-    refs = {module, *(s.callee for s in p.facts.launches), *p.facts.called_jit_names}
-    return frozenset(defines), frozenset(refs)
-
 
 def dependencies(files: list[_File]) -> None:
     """Fill `deps`: helpers used transitively, plus the files that launch or call this file's names."""
@@ -162,8 +154,9 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
                 f.iface = iface
                 if use_cache:
                     caches[f.settings.cache_dir].put("iface", digest(model, f.hash), [sorted(iface[0]), sorted(iface[1])])
-        dependencies(files)
-        by_path = {f.path: f for f in files}
+        context = _context_files(files, engine, resolver, caches if use_cache else None, model)
+        dependencies([*files, *context])
+        by_path = {f.path: f for f in [*context, *files]}
         results: dict[str, FileResult] = {}
         keys: dict[str, str] = {}
         for f in files:
@@ -183,6 +176,26 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
     finally:
         engine.close()
     return LintResult([results[f.path] for f in files])
+
+
+def _context_files(files: list[_File], engine: _Engine, resolver: Resolver, caches: dict[str, Cache] | None,
+                   model: str) -> list[_File]:
+    """Files outside the run that define helpers its kernels call (kernlint.imports), with interfaces."""
+    def load(paths: list[str]) -> list[tuple[Interface, _File]]:
+        new = [_File(path, _read(path), resolver.for_path(path), context=True) for path in paths]
+        for f in new:
+            f.hash = digest(f.path, f.data if isinstance(f.data, bytes) else repr(f.data))
+            if caches is not None:
+                got = caches.setdefault(f.settings.cache_dir, Cache(f.settings.cache_dir)).get("iface", digest(model, f.hash))
+                f.iface = (frozenset(got[0]), frozenset(got[1])) if got is not None else None
+        missing = [f for f in new if f.iface is None]
+        for f, iface in zip(missing, engine.interfaces([(f.path, f.data) for f in missing]) if missing else []):
+            f.iface = iface
+            if caches is not None:
+                caches[f.settings.cache_dir].put("iface", digest(model, f.hash), [sorted(iface[0]), sorted(iface[1])])
+        return [(f.iface or (frozenset(), frozenset()), f) for f in new]
+
+    return [f for _, _, f in follow([(f.path, f.iface) for f in files if f.iface is not None], load)]
 
 
 # -- where the parsing and linting happens: this process, or N worker processes -------------------

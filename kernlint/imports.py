@@ -1,0 +1,108 @@
+"""Files outside the run that define the jit helpers its kernels call: a bounded Python import search.
+
+A kernel's estimates need the bodies of the helpers it calls (a `tl.dot` inside fla's `safe_dot` is most of
+the kernel's shared memory). When the helper's module is not among the files given (`kernlint check
+fla/ops/mesa_net/chunk_h_fwd.py`, whose `safe_dot` lives in fla/ops/utils/op.py), it is looked up the way
+Python's import system would find it from the given file: `fla.ops.utils.op` as `<dir>/fla/ops/utils/op.py`
+or `<dir>/fla/ops/utils/op/__init__.py` under each directory above the file. A found file is context only:
+its helpers and constants are used, nothing in it is reported. Without it the call is modelled as an
+element-wise op and the kernel says so (KL002), as before.
+
+Only names the run's jit code references and no file of the run defines are followed; standard modules
+(triton, torch, builtins, ...) never are. The search is bounded (MAX_FILES, MAX_ROUNDS for helpers of
+helpers) so a large repository cannot turn one check into a crawl.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from kernlint.api import _Parsed
+
+Interface = tuple[frozenset[str], frozenset[str]]   # (names a file defines, names it references)
+T = TypeVar("T")
+
+MAX_FILES = 64      # context files added to one run
+MAX_ROUNDS = 4      # helpers of helpers of helpers
+MAX_LEVELS = 8      # directories above a file that are searched
+NOT_FOLLOWED = ("module:", "builtins.", "triton.", "torch.", "numpy.", "math.", "helion.", "functools.",
+                "typing.", "os.", "sys.")
+
+
+def interface(p: _Parsed) -> Interface:
+    """What a parsed file defines (its jit functions, its module) and references (launched and called names)."""
+    if p.facts is None:
+        return frozenset(), frozenset()
+    module = f"module:{p.facts.module_name}"  # files that map to one module name see each other's names
+    defines = {module, *(j.full_name for j in p.facts.jit_functions)}
+    refs = {module, *(s.callee for s in p.facts.launches), *p.facts.called_jit_names}
+    return frozenset(defines), frozenset(refs)
+
+
+def search_dirs(paths: Iterable[str]) -> list[str]:
+    """The directories above each given file, nearest first (as written: relative paths stay relative,
+    because module names are derived from the path as given, `frontend.kernels.module_name_for`)."""
+    out: dict[str, None] = {}
+    for path in paths:
+        d = os.path.dirname(path)
+        for _ in range(MAX_LEVELS):
+            out.setdefault(d, None)
+            if d in ("", os.sep) or os.path.dirname(d) == d:
+                break
+            d = os.path.dirname(d)
+        out.setdefault("", None)
+    return list(out)
+
+
+def module_file(module: str, dirs: Iterable[str], exists: Callable[[str], bool] = os.path.isfile) -> str | None:
+    """The file that defines `module` under one of `dirs`, if its path gives that module name back."""
+    from kernlint.frontend.kernels import module_name_for  # libcst: not imported by a fully cached run
+
+    parts = module.split(".")
+    for d in dirs:
+        for cand in (os.path.join(d, *parts) + ".py", os.path.join(d, *parts, "__init__.py")):
+            if exists(cand) and module_name_for(cand) == module:
+                return os.path.normpath(cand)
+    return None
+
+
+def _wanted(ifaces: Iterable[Interface]) -> set[str]:
+    ifaces = list(ifaces)
+    defined = {name for d, _ in ifaces for name in d}
+    return {r for _, refs in ifaces for r in refs
+            if r not in defined and "." in r and not r.startswith(NOT_FOLLOWED)}
+
+
+def follow(given: list[tuple[str, Interface]], load: Callable[[list[str]], list[tuple[Interface, T]]],
+           exists: Callable[[str], bool] = os.path.isfile) -> list[tuple[str, Interface, T]]:
+    """Context files for the run `given` ((path, interface) of each file): the modules defining names the
+    run references but does not define, then theirs (up to MAX_ROUNDS), at most MAX_FILES. `load(paths)`
+    reads and parses new files, returning (interface, payload) for each."""
+    known = {os.path.normpath(p) for p, _ in given}
+    dirs = search_dirs([p for p, _ in given if p != "-"])
+    ifaces = [i for _, i in given]
+    looked: dict[str, str | None] = {}
+    added: list[tuple[str, Interface, T]] = []
+    for _ in range(MAX_ROUNDS):
+        new: list[str] = []
+        for ref in sorted(_wanted(ifaces)):
+            parts = ref.split(".")
+            for k in range(len(parts) - 1, 0, -1):   # `a.b.c.f`: module a.b.c, else a.b (a re-export), ...
+                module = ".".join(parts[:k])
+                if module not in looked:
+                    looked[module] = module_file(module, dirs, exists)
+                found = looked[module]
+                if found is not None:
+                    if found not in known and len(added) + len(new) < MAX_FILES:
+                        known.add(found)
+                        new.append(found)
+                    break
+        if not new:
+            break
+        loaded = load(new)
+        added.extend((path, iface, payload) for path, (iface, payload) in zip(new, loaded))
+        ifaces.extend(iface for iface, _ in loaded)
+        dirs = search_dirs([*(p for p, _ in given if p != "-"), *(p for p, _, _ in added)])
+    return added
