@@ -39,7 +39,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, walk_back
 from kernlint.analysis.axis_info import Contiguity, load_vector_bytes
-from kernlint.analysis.placement import DotPlacement, _producer_map, numel
+from kernlint.analysis.placement import DotPlacement, _producer_map, numel, transposed_source
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -248,13 +248,25 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     out.extend(transient)
     if stages >= 2:  # loads feeding dot operands through arithmetic (row statistics)
         seen = set(tiles)
+        transposed: set[int] = set()
         for d in loop_dots:
             for operand in d.op.operands[:2]:
+                # a computed operand that is transposed: staged once, its 2-D loads stay in registers except
+                # on tcgen05 (placement.transposed_source has the measurements; v3 there: two dots sharing Aᵀ)
+                through = transposed_source(operand, producers, lambda o: o.id in in_loop) \
+                    if _operand_source(operand, producers)[0] is None else None
+                if through is not None and through.id not in transposed:
+                    transposed.add(through.id)
+                    size = numel(operand, env)
+                    nbytes = int(size * element_bytes(operand.dtype)) if size else 0
+                    out.append(("transposed dot operand", nbytes, f"1 × {nbytes:,} B", d.op.line))
                 for op in _upstream(operand, producers, in_loop):
                     if op.kind != "load" or op.id in seen or op.result is None or not op.result.shape:
                         continue
                     seen.add(op.id)
                     if _narrower_than_cp_async(op, producers, env):
+                        continue
+                    if through is not None and len(op.result.shape) == len(operand.shape) and not all_tcgen05:
                         continue
                     size = numel(op.result, env)
                     nbytes = int(size * element_bytes(op.result.dtype)) if size else 0

@@ -7,7 +7,7 @@ Facts from shared/reference/triton_truth.md (Triton 3.9, ptxas 13.4) and DESIGN.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +102,30 @@ def _feeding_loads(operand: Value, producers: Mapping[int, Op], loop_id: int,
 
     walk_back(operand, producers, 64, visit)
     return [] if from_mma else found
+
+
+def transposed_source(operand: Value, producers: Mapping[int, Op], inside: Callable[[Op], bool]) -> Value | None:
+    """The tile a computed dot operand transposes (the input of a `tl.trans` between the operand and the
+    loop's loads it is computed from), else None.
+
+    Triton keeps such an operand's 2-D loads in registers and passes the transposed tile through shared
+    memory once, where an untransposed computed operand has its loads pipelined. Measured (Triton 3.9,
+    BT = BK = BV = 64, A = (k · s[:, None]) with k [BT, BK] fp16 and s [BT] fp32, B [BT, BV] fp16):
+    dot(trans(A), B) at 4 warps, 3 stages: sm_80 2 × 8,192 (B) + 8,192 (Aᵀ) + 2 × 256 (s) = 25,088 B,
+    sm_90 3 × 8,192 + 8,192 + 512 = 33,280 B; sm_100 pipelines k as well: 3 × 8,192 + 2 × 8,192 + 8,192 +
+    512 + 16 = 49,680 B. dot(A, B') with A untransposed: sm_80 2 × 8,192 + 2 × 8,192 (k) + 512 = 33,280 B.
+    (tests/test_transposed_operand.py)"""
+    found: list[Value] = []
+
+    def visit(op: Op, _: Value) -> Iterable[Value]:
+        if not inside(op) or op.kind in ("load", "dot"):
+            return ()
+        if op.kind == "trans" and op.operands:
+            found.append(op.operands[0])
+        return [v for v in op.operands if v.shape]
+
+    walk_back(operand, producers, 64, visit)
+    return found[0] if found else None
 
 
 def _narrow_async_copy(load: Value, env: Mapping[str, Any], num_warps: int) -> bool:
@@ -249,15 +273,26 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
             a_operand = op.operands[0]
             if _source_load(a_operand, producers) is None:
                 # A computed in the loop from loaded tiles (mamba's dout · exp(dA)): the MMA takes A from
-                # registers, so only its 2-D feeding loads are pipelined (num_stages − 1 buffers). Measured
-                # (Triton 3.9, mamba-ssm _chunk_scan_bwd_dstates_kernel 64×64×64 s3): sm_80 2 × 8,192 (dout)
-                # + 2 × 8,192 (B) = 32,768 B; sm_90 2 × 8,192 + 3 × 8,192 = 40,960 B.
-                for load in _feeding_loads(a_operand, producers, in_loop, step_loops):
+                # registers, so its feeding loads are pipelined (num_stages − 1 buffers). Measured (Triton
+                # 3.9, mamba-ssm _chunk_scan_bwd_dstates_kernel 64×64×64 s3): sm_80 2 × 8,192 (dout) +
+                # 2 × 8,192 (B) = 32,768 B; sm_90 2 × 8,192 + 3 × 8,192 = 40,960 B. Row statistics that scale
+                # it are pipelined too (2 × 256 B for a [64] fp32 row at s3: transposed_source's probe). A
+                # transposed operand keeps its 2-D loads in registers and is staged once (transposed_source).
+                loads = _feeding_loads(a_operand, producers, in_loop, step_loops)
+                through = transposed_source(a_operand, producers,
+                                            lambda o: in_loop in step_loops.get(o.id, ())) if loads else None
+                for load in loads:
                     res = load.result
-                    if res is None or len(res.shape) != len(a_operand.shape) or _narrow_async_copy(res, env, num_warps):
+                    if res is None or _narrow_async_copy(res, env, num_warps):
+                        continue
+                    if through is not None and len(res.shape) == len(a_operand.shape) \
+                            and not (async_mma and spec.tensor_core == "tcgen05"):
                         continue
                     lsize = numel(res, env)
                     feeding += int(lsize * element_bytes(res.dtype)) if lsize else 0
+                if through is not None:
+                    size = numel(a_operand, env)
+                    computed += int(size * element_bytes(a_operand.dtype)) if size else 0
             for operand in op.operands[1:2]:  # the B operand: wgmma/tcgen05 read it from shared memory
                 if _source_load(operand, producers) is None:
                     # Measured (Triton 3.9, w4a16 matmul, all targets): the raw int32 weights, scales and
