@@ -167,6 +167,40 @@ def test_runtime_inner_stride_loads_one_element_per_thread(tmp_path) -> None:  #
     assert [shared(bm, "1") for bm in (32, 64, 128)] == [1024, 512, 512]
 
 
+
+COLUMN_MIN = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def column_min_kernel(w_ptr, out_ptr, N, K, stride_n, stride_k, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    t = tl.load(w_ptr + offs_k[:, None] * stride_k + offs_n[None, :] * stride_n,
+                mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+    tl.store(out_ptr + offs_n, tl.min(t, axis=0), mask=offs_n < N)
+'''
+
+
+def test_a_tile_contiguous_along_dim_0_is_laid_out_dim_0_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With stride_k = 1 the [BLOCK_K, BLOCK_N] tile advances along dim 0, so Coalesce orders it dim 0 first:
+    TTGIR (Triton 3.9, 8 warps) sizePerThread [8, 1], threadsPerWarp [4, 8], warpsPerCTA [1, 8], order [0, 1].
+    The min over axis 0 then stays inside each warp (shuffles, no scratch); what is left is the conversion of
+    the [128] fp16 result to the store's layout: 128 × 2 B = 256 B. Truth: Triton 3.9 compiles of this kernel,
+    BLOCK_K 32, BLOCK_N 128, 4 and 8 warps: 256 B on sm_80, sm_90 and sm_100. With the row-major layout kernlint
+    assumed before, the warps lay along dim 0 and the min combined them (1,024 B at 4 warps; found by
+    benchmarks/fuzz_truth.py, seed 6)."""
+    path = tmp_path / "column_min.py"
+    path.write_text(COLUMN_MIN)
+    configs = tuple({"BLOCK_N": 128, "BLOCK_K": 32, "num_warps": w, "num_stages": 3} for w in (4, 8))
+    result = lint_paths([str(path)], Settings(targets=("a100", "h100", "b200"), cli_configs=configs,
+                                               arg_types={"*": "*fp16", "stride_k": "1"}))
+    got = {(e.target.key, e.config.num_warps): e.smem.total for k in result.files[0].kernels
+           for e in k.estimates if e.config.origin == "cli"}
+    assert got == {(t, w): 128 * 2 for t in ("a100", "h100", "b200") for w in (4, 8)}
+
+
 ROWSUM = '''
 import triton
 import triton.language as tl

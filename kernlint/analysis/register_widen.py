@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, readers, producers as producers_of
-from kernlint.analysis.smem_reduce import memory_shapes, tile_layout
+from kernlint.analysis.access_layout import Access, memory_shapes
+from kernlint.analysis.smem_reduce import tile_layout
 from kernlint.ir.nodes import Op, Value, element_bytes
 
 # ops that rename a tile without touching its registers (the widened value may pass through them)
@@ -24,7 +25,7 @@ _RENAMING = ("view", "reshape")
 
 
 def _rows_per_thread(reduce: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
-                     memory: list[tuple[list[int], int, bool]], num_warps: int) -> int:
+                     memory: list[Access], num_warps: int) -> int:
     """Independent reduction rows one thread holds and finishes without a barrier: the register bits of the
     layout off the reduced axis, when the axis lies within one warp (1 otherwise)."""
     axis = reduce.attrs.get("axis")
@@ -38,7 +39,7 @@ def _rows_per_thread(reduce: Op, producers: Mapping[int, Op], env: Mapping[str, 
 
 def _reduced_row_by_row(value: Value, read_by: Mapping[int, list[Op]], order: Mapping[int, int],
                         producers: Mapping[int, Op], env: Mapping[str, Any],
-                        memory: list[tuple[list[int], int, bool]], num_warps: int) -> bool:
+                        memory: list[Access], num_warps: int) -> bool:
     """Is `value` reduced (through element-wise ops) by a reduction with ≥ 2 rows per thread, and read again
     after that reduction? (`order`: op id → its step in program order.)"""
     last_read = max((order.get(op.id, -1) for op in read_by.get(value.id, [])), default=-1)
@@ -65,7 +66,7 @@ def hold_widened_loads_narrow(live: Liveness, costs: dict[int, float], loaded: s
     read_by = readers(live)
     producers = producers_of(live)
     order = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
-    memory: list[tuple[list[int], int, bool]] | None = None
+    memory: list[Access] | None = None
     for index, step in enumerate(live.steps):
         op = step.op
         if step.is_end or op.kind != "cast" or op.result is None or not op.operands:

@@ -32,7 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
+from kernlint.analysis.access_layout import Access, memory_order, memory_shapes, size_per_thread
+from kernlint.analysis.axis_info import tile_shape
 from kernlint.analysis.liveness import Liveness
 from kernlint.ir.nodes import Op, Value, element_bytes, pointee
 
@@ -60,14 +61,16 @@ def _log2(n: int) -> int | None:
     return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
 
 
-def blocked_layout(shape: list[int], size_per_thread_last: int, num_warps: int) -> Layout | None:
-    """Triton's BlockedEncodingAttr::get for sizePerThread [1, …, 1, spt] and order [rank-1, …, 0]."""
+def blocked_layout(shape: list[int], size_per_thread_last: int, num_warps: int,
+                   order: tuple[int, ...] | None = None) -> Layout | None:
+    """Triton's BlockedEncodingAttr::get for `spt` elements per thread along the fastest dim of `order`
+    (default [rank-1, …, 0]: the last dim)."""
     rank = len(shape)
     if rank == 0 or any(_log2(d) is None for d in shape) or _log2(num_warps) is None:
         return None
-    order = tuple(range(rank - 1, -1, -1))
+    order = order if order is not None and len(order) == rank else tuple(range(rank - 1, -1, -1))
     spt = [1] * rank
-    spt[-1] = size_per_thread_last
+    spt[order[0]] = size_per_thread_last
     tpw, wpc = [1] * rank, [1] * rank
     lanes_left, threads_left, warps_left = LANES, LANES * num_warps, num_warps
     prev_lanes = prev_warps = 1
@@ -174,46 +177,6 @@ def _dims(value: Value, env: Mapping[str, Any]) -> list[int] | None:
     return list(dims) if dims is not None else None
 
 
-def memory_shapes(live: Liveness, env: Mapping[str, Any],
-                  producers: Mapping[int, Op] | None = None) -> list[tuple[list[int], int, bool]]:
-    """(shape, elements per access, is a store) of every tiled global load and store: up to 16 bytes per
-    thread, and no more than the pointer's contiguity along the last dim (Coalesce.cpp, from AxisInfo): with
-    a runtime `s_n`, `p + offs_m[:, None] * s_m + offs_n[None, :] * s_n` is one element per thread (TTGIR
-    sizePerThread = [1, 1], Triton 3.9). A pointer more contiguous along another dim (another order, which
-    `blocked_layout` does not build) keeps 16 bytes."""
-    contiguity = Contiguity(producers, env, optimistic=True) if producers is not None else None
-    out = []
-    for step in live.steps:
-        op = step.op
-        if step.is_end or op.kind not in ("load", "store") or not op.operands:
-            continue
-        ptr = op.operands[0]
-        if not ptr.shape or ptr.dtype.startswith("desc<"):
-            continue
-        dims = _dims(ptr, env)
-        if not dims:
-            continue
-        vec = max(1, int(16 // element_bytes(pointee(ptr.dtype))))
-        info = contiguity.info(ptr) if contiguity is not None and ptr.dtype.startswith("ptr<") else None
-        if info is not None and order_from_contiguity(info[0])[0] == len(dims) - 1:
-            vec = max(1, min(vec, info[0][-1]))
-        out.append((dims, vec, op.kind == "store"))
-    return out
-
-
-def size_per_thread(shape: list[int], memory: list[tuple[list[int], int, bool]], num_warps: int,
-                    own_vector: int | None = None) -> int:
-    """Coalesce.cpp: widest access among the memory ops of this shape, capped by the elements per thread
-    (and, for a store, by its own access width)."""
-    widths = [min(vec, shape[-1]) for dims, vec, _ in memory if dims == shape]
-    if not widths:
-        return 1
-    per_thread = min(max(widths), max(1, math.prod(shape) // (LANES * num_warps)))
-    if own_vector is not None:
-        per_thread = min(per_thread, own_vector)
-    return max(1, per_thread)
-
-
 def reshaped_layout(layout: Layout, dims: list[int]) -> Layout | None:
     """tt.reshape keeps each element in its thread: the row-major bit sequence (last dim lowest) of the source
     layout is re-split over the new shape (measured: fp8 quantizer [2048] spt 8 → [16, 128] as
@@ -232,7 +195,7 @@ def reshaped_layout(layout: Layout, dims: list[int]) -> Layout | None:
 
 
 def tile_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, Any],
-                memory: list[tuple[list[int], int, bool]], num_warps: int, depth: int = 0) -> Layout | None:
+                memory: list[Access], num_warps: int, depth: int = 0) -> Layout | None:
     """The blocked layout of a tile: that of a reshaped tile when it comes (element-wise) from a tl.reshape,
     else the coalesced layout of the global accesses of its shape."""
     dims = _dims(value, env)
@@ -252,7 +215,7 @@ def tile_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, Any
             return reshaped_layout(src, dims) if src is not None else None
         if op.kind in ("elementwise", "cast"):
             stack.extend(x for x in op.operands if x.shape == value.shape)
-    return blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps)
+    return blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps, memory_order(dims, memory))
 
 
 def from_dot(value: Value, producers: Mapping[int, Op]) -> bool:
@@ -309,7 +272,8 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
         elif axis is None:  # axis=None reduces the flattened tile
             dims, axis = [math.prod(dims)], 0
         layout = (tile_layout(src, producers, env, memory, num_warps) if len(dims) == len(src.shape)
-                  else blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps))
+                  else blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps,
+                                      memory_order(dims, memory)))
         if op.kind == "scan":
             if layout is None or from_dot(src, producers):
                 continue
@@ -335,7 +299,7 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
 
 
 def _reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-                               num_warps: int, memory: list[tuple[list[int], int, bool]],
+                               num_warps: int, memory: list[Access],
                                reduce_layouts: Mapping[int, tuple[Layout, int]]) -> list[ScratchUse]:
     """A reduced tile keeps the sliced layout of its operand; the store of it has its own coalesced layout,
     so Triton converts at the store (ttg.convert_layout before tt.store). Through shared memory when the
