@@ -278,10 +278,22 @@ def _read(path: str) -> bytes | OSError:
         return exc
 
 
-def lint_source(text: str, path: str = "<string>", settings: Settings | None = None) -> LintResult:
+def lint_source(text: str, path: str = "<string>", settings: Settings | None = None,
+                base: str | None = None) -> LintResult:
+    """Lint one in-memory document. With `base` (the directory `path` is relative to), helpers it imports from
+    files on disk are followed as `lint_paths` does (kernlint/imports.py); the editor passes its project root."""
     # A lone surrogate (possible in LSP/JSON text) must become a KL001 for the file, not an exception:
     # "surrogatepass" keeps it as bytes that the UTF-8 decoder then rejects with a position.
-    return lint_sources([(path, text.encode("utf-8", errors="surrogatepass"))], settings)
+    sources: list[tuple[str, bytes | OSError]] = [(path, text.encode("utf-8", errors="surrogatepass"))]
+    if base is None:
+        return lint_sources(sources, settings)
+    from kernlint.imports import follow, interface
+
+    parsed = parse_sources(sources)
+    context = follow([(p.path, interface(p)) for p in parsed],
+                     lambda new: [(interface(q), q) for q in parse_sources(
+                         [(f, _read(os.path.join(base, f))) for f in new])], base=base)
+    return LintResult(lint_parsed([*parsed, *(q for _, _, q in context)], settings or Settings(), {path}))
 
 
 def _crash(exc: BaseException) -> str:

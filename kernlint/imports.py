@@ -76,10 +76,14 @@ def _wanted(ifaces: Iterable[Interface]) -> set[str]:
 
 
 def follow(given: list[tuple[str, Interface]], load: Callable[[list[str]], list[tuple[Interface, T]]],
-           exists: Callable[[str], bool] = os.path.isfile) -> list[tuple[str, Interface, T]]:
+           exists: Callable[[str], bool] = os.path.isfile, base: str = "") -> list[tuple[str, Interface, T]]:
     """Context files for the run `given` ((path, interface) of each file): the modules defining names the
     run references but does not define, then theirs (up to MAX_ROUNDS), at most MAX_FILES. `load(paths)`
-    reads and parses new files, returning (interface, payload) for each."""
+    reads and parses new files, returning (interface, payload) for each. Paths are as given (module names
+    come from them); `base` is the directory they are relative to when it is not the working directory
+    (the editor lints a document under its project root)."""
+    if base:
+        exists = (lambda check: lambda p: check(os.path.join(base, p)))(exists)
     known = {os.path.normpath(p) for p, _ in given}
     dirs = search_dirs([p for p, _ in given if p != "-"])
     ifaces = [i for _, i in given]

@@ -136,3 +136,25 @@ def test_the_search_is_bounded() -> None:
 
     found = follow([("m0.py", iface(0))], load, exists=lambda p: p.endswith(".py") and "/" not in p)
     assert 0 < len(found) <= MAX_FILES
+
+
+def test_the_editor_follows_imports_from_the_project_root(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The language server lints the open document by its path relative to the project root (the directory
+    of its pyproject.toml), wherever the server runs, so `from pkg.utils.op import safe_dot` finds the helper;
+    the result still carries the document's own path."""
+    pytest.importorskip("pygls", reason="the LSP server needs the kernlint[lsp] extra")
+    from kernlint.lsp.server import KernlintServer, document_name
+
+    (tree / "pyproject.toml").write_text("[tool.kernlint]\ntargets = [\"h100\"]\n")
+    elsewhere = tree / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    doc = tree / "pkg/ops/state.py"
+    assert document_name(str(doc), str(tree)) == (os.path.join("pkg", "ops", "state.py"), str(tree))
+    linted = KernlintServer().lint_text(doc.as_uri(), KERNEL)
+    assert linted.result.path == str(doc)
+    assert not [d for d in linted.result.diagnostics if d.code == "KL002"]
+    # without the helper's file the call is not modelled, and the editor says so
+    (tree / "pkg/utils/op.py").unlink()
+    linted = KernlintServer().lint_text(doc.as_uri(), KERNEL)
+    assert [d.code for d in linted.result.diagnostics if d.code == "KL002"] == ["KL002"]

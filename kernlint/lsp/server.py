@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import re
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,6 +49,16 @@ class Linted:
     lines: list[str]
     text: str
     result: FileResult
+
+
+def document_name(path: str, root: str) -> tuple[str, str]:
+    """(path to lint the document as, directory that path is relative to): root-relative under the project
+    root, else the absolute path (its relative imports still resolve: kernlint/imports.py)."""
+    root = os.path.abspath(root or ".")
+    absolute = os.path.abspath(path)
+    if absolute.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, root), root
+    return absolute, ""
 
 
 def load_settings(path: str | None) -> Settings:
@@ -102,7 +113,14 @@ class KernlintServer(LanguageServer):
                            f"lints up to {self.max_chars:,} — run `kernlint check` on it", Severity.INFO,
                            Confidence.EXACT, "DocumentTooLarge")
             return Linted(version, lines, text, FileResult(path or uri, [d], []))
-        result = lint_source(text, path or "<untitled>.py", self.settings_for(path)).files[0]
+        settings = self.settings_for(path)
+        if path is None:
+            result = lint_source(text, "<untitled>.py", settings).files[0]
+        else:
+            # under its project root the document is linted by its root-relative path, as `kernlint check`
+            # run there would, so its module name matches its imports and imported helpers are followed
+            name, base = document_name(path, settings.root)
+            result = replace(lint_source(text, name, settings, base=base).files[0], path=path)
         return Linted(version, lines, text, result)
 
     def _document(self, uri: str) -> tuple[str, int | None] | None:
