@@ -131,10 +131,6 @@ def _pass_one_sass(text: str, kernel: str, sig: dict[str, str], attrs: dict, blo
     return sass.split("BAR.SYNC")[0]
 
 
-def _pass_one_loads(text: str, kernel: str, sig: dict[str, str], attrs: dict, block: int, warps: int) -> int:
-    return len(re.findall(r"\bLDG\.", _pass_one_sass(text, kernel, sig, attrs, block, warps)))
-
-
 def _loads_before_first_use(sass: str) -> int:
     """Loads of the first loop body (after its backward-branch target) issued before the first HADD2.F32,
     the instruction that converts a loaded fp16 value: how many loads one round trip carries."""
@@ -142,9 +138,9 @@ def _loads_before_first_use(sass: str) -> int:
     return len(re.findall(r"\bLDG\.", body))
 
 
-def test_ptxas_unrolls_scalar_rmsnorm_loads_by_register_count() -> None:
-    """Live check of the fact above when Triton is installed: 4 + 2 + 1 unrolled copies of 4 scalar loads at
-    BLOCK 4096, one copy of 8 at BLOCK 8192 (n_cols gets no divisibility hint, as do_not_specialize does)."""
+def _scalar_rmsnorm_pass_one(block: int) -> str:
+    """sm_90 SASS of examples/rmsnorm.py's pass 1 at 32 warps with n_cols given no divisibility hint, as
+    do_not_specialize does (skips without the kernlint[triton] extra or Triton's bundled nvdisasm)."""
     import os
 
     import pytest
@@ -155,26 +151,22 @@ def test_ptxas_unrolls_scalar_rmsnorm_loads_by_register_count() -> None:
     sig = {"x_ptr": "*fp16", "w_ptr": "*fp16", "y_ptr": "*fp16", "rstd_ptr": "*fp32", "row_stride": "i32",
            "n_cols": "i32", "eps": "fp32", "BLOCK_SIZE": "constexpr"}
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(5)}    # pointers and row_stride; not n_cols
-    assert _pass_one_loads(text, "rmsnorm_fwd_kernel", sig, attrs, 4096, 32) == 4 * (4 + 2 + 1)
-    assert _pass_one_loads(text, "rmsnorm_fwd_kernel", sig, attrs, 8192, 32) == 8
+    return _pass_one_sass(text, "rmsnorm_fwd_kernel", sig, attrs, block, 32)
+
+
+def test_ptxas_unrolls_scalar_rmsnorm_loads_by_register_count() -> None:
+    """Live check of the fact above when Triton is installed: 4 + 2 + 1 unrolled copies of 4 scalar loads at
+    BLOCK 4096, one copy of 8 at BLOCK 8192."""
+    assert len(re.findall(r"\bLDG\.", _scalar_rmsnorm_pass_one(4096))) == 4 * (4 + 2 + 1)
+    assert len(re.findall(r"\bLDG\.", _scalar_rmsnorm_pass_one(8192))) == 8
 
 
 def test_ptxas_hoists_at_most_nine_or_ten_loads_ahead_of_their_use() -> None:
     """Live check of model.HOISTED_LOADS: the ×4-unrolled pass 1 of rmsnorm at 4 scalar loads per iteration
     (BLOCK 4096, 32 warps: 16 loads) issues 9-10 of them before the first conversion of a loaded value, so
     its 4 iterations take two round trips; at 2 per iteration (BLOCK 2048: 8 loads) all go first."""
-    import pytest
-    triton = pytest.importorskip("triton", reason="the SASS check needs the kernlint[triton] extra")
-    import os
-    if not os.path.exists(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")):
-        pytest.skip("Triton's bundled nvdisasm is missing")
-    text = (ROOT / "examples/rmsnorm.py").read_text().replace("import torch\n", "").split("\ndef rms_norm(")[0]
-    sig = {"x_ptr": "*fp16", "w_ptr": "*fp16", "y_ptr": "*fp16", "rstd_ptr": "*fp32", "row_stride": "i32",
-           "n_cols": "i32", "eps": "fp32", "BLOCK_SIZE": "constexpr"}
-    attrs = {(i,): [["tt.divisibility", 16]] for i in range(5)}
-    four = _loads_before_first_use(_pass_one_sass(text, "rmsnorm_fwd_kernel", sig, attrs, 4096, 32))
-    assert 9 <= four <= 10 < 16
-    assert _loads_before_first_use(_pass_one_sass(text, "rmsnorm_fwd_kernel", sig, attrs, 2048, 32)) == 8
+    assert 9 <= _loads_before_first_use(_scalar_rmsnorm_pass_one(4096)) <= 10 < 16
+    assert _loads_before_first_use(_scalar_rmsnorm_pass_one(2048)) == 8
 
 
 def test_ptxas_unrolls_layernorm_pass_one_by_four() -> None:
