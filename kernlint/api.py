@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -261,21 +261,7 @@ def lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None
 
 
 def lint_paths(paths: Iterable[str], settings: Settings | None = None) -> LintResult:
-    from kernlint.imports import follow, interface
-
-    parsed = parse_sources([(f, _read(f)) for f in discover(paths)])
-    # helpers imported from files outside `paths` are context, not results (kernlint/imports.py)
-    context = follow([(p.path, interface(p)) for p in parsed],
-                     lambda new: [(interface(q), q) for q in parse_sources([(f, _read(f)) for f in new])])
-    return LintResult(lint_parsed([*parsed, *(q for _, _, q in context)], settings or Settings(),
-                                  {p.path for p in parsed} if context else None))
-
-
-def _read(path: str) -> bytes | OSError:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:  # unreadable file: a KL001 for it, the others still linted
-        return exc
+    return _lint_with_imports(parse_sources([(f, _read(f)) for f in discover(paths)]), settings, _read)
 
 
 def lint_source(text: str, path: str = "<string>", settings: Settings | None = None,
@@ -287,13 +273,25 @@ def lint_source(text: str, path: str = "<string>", settings: Settings | None = N
     sources: list[tuple[str, bytes | OSError]] = [(path, text.encode("utf-8", errors="surrogatepass"))]
     if base is None:
         return lint_sources(sources, settings)
+    return _lint_with_imports(parse_sources(sources), settings, lambda f: _read(os.path.join(base, f)), base)
+
+
+def _lint_with_imports(parsed: list[_Parsed], settings: Settings | None, read: Callable[[str], bytes | OSError],
+                       base: str = "") -> LintResult:
+    """Lint `parsed` with the files defining helpers they import from elsewhere as context, not results."""
     from kernlint.imports import follow, interface
 
-    parsed = parse_sources(sources)
     context = follow([(p.path, interface(p)) for p in parsed],
-                     lambda new: [(interface(q), q) for q in parse_sources(
-                         [(f, _read(os.path.join(base, f))) for f in new])], base=base)
-    return LintResult(lint_parsed([*parsed, *(q for _, _, q in context)], settings or Settings(), {path}))
+                     lambda new: [(interface(q), q) for q in parse_sources([(f, read(f)) for f in new])], base=base)
+    return LintResult(lint_parsed([*parsed, *(q for _, _, q in context)], settings or Settings(),
+                                  {p.path for p in parsed} if context else None))
+
+
+def _read(path: str) -> bytes | OSError:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:  # unreadable file: a KL001 for it, the others still linted
+        return exc
 
 
 def _crash(exc: BaseException) -> str:

@@ -83,7 +83,8 @@ def follow(given: list[tuple[str, Interface]], load: Callable[[list[str]], list[
     come from them); `base` is the directory they are relative to when it is not the working directory
     (the editor lints a document under its project root)."""
     if base:
-        exists = (lambda check: lambda p: check(os.path.join(base, p)))(exists)
+        on_disk = exists
+        exists = lambda p: on_disk(os.path.join(base, p))  # noqa: E731  (paths stay relative to base)
     known = {os.path.normpath(p) for p, _ in given}
     dirs = search_dirs([p for p, _ in given if p != "-"])
     ifaces = [i for _, i in given]
