@@ -53,7 +53,6 @@ class _File:
     hash: str = ""
     iface: Interface | None = None
     deps: list[str] = field(default_factory=list)
-    context: bool = False     # found by following an import (kernlint.imports): used, never reported
 
 
 # -- discovery ------------------------------------------------------------------------------------
@@ -139,21 +138,9 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
     use_cache = options.cache and not options.need_estimates
     caches: dict[str, Cache] = {}
     model = model_hash() if use_cache else ""
-    for f in files:
-        f.hash = digest(f.path, f.data if isinstance(f.data, bytes) else repr(f.data))
-        if use_cache:
-            cache = caches.setdefault(f.settings.cache_dir, Cache(f.settings.cache_dir))
-            got = cache.get("iface", digest(model, f.hash))
-            f.iface = (frozenset(got[0]), frozenset(got[1])) if got is not None else None
-
     engine = _Engine(options.jobs if not options.need_estimates else 1)
     try:
-        missing = [f for f in files if f.iface is None]
-        if missing:
-            for f, iface in zip(missing, engine.interfaces([(f.path, f.data) for f in missing])):
-                f.iface = iface
-                if use_cache:
-                    caches[f.settings.cache_dir].put("iface", digest(model, f.hash), [sorted(iface[0]), sorted(iface[1])])
+        _interfaces(files, engine, caches if use_cache else None, model)
         context = _context_files(files, engine, resolver, caches if use_cache else None, model)
         dependencies([*files, *context])
         by_path = {f.path: f for f in [*context, *files]}
@@ -178,21 +165,27 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
     return LintResult([results[f.path] for f in files])
 
 
+def _interfaces(files: list[_File], engine: _Engine, caches: dict[str, Cache] | None, model: str) -> None:
+    """Fill each file's content hash and interface: from the cache when it has them, else parsed (and cached)."""
+    for f in files:
+        f.hash = digest(f.path, f.data if isinstance(f.data, bytes) else repr(f.data))
+        if caches is not None:
+            got = caches.setdefault(f.settings.cache_dir, Cache(f.settings.cache_dir)).get("iface", digest(model, f.hash))
+            f.iface = (frozenset(got[0]), frozenset(got[1])) if got is not None else None
+    missing = [f for f in files if f.iface is None]
+    for f, iface in zip(missing, engine.interfaces([(f.path, f.data) for f in missing]) if missing else []):
+        f.iface = iface
+        if caches is not None:
+            caches[f.settings.cache_dir].put("iface", digest(model, f.hash), [sorted(iface[0]), sorted(iface[1])])
+
+
 def _context_files(files: list[_File], engine: _Engine, resolver: Resolver, caches: dict[str, Cache] | None,
                    model: str) -> list[_File]:
-    """Files outside the run that define helpers its kernels call (kernlint.imports), with interfaces."""
+    """Files outside the run that define helpers its kernels call (kernlint.imports): used as context for
+    the run's files, never linted or reported themselves."""
     def load(paths: list[str]) -> list[tuple[Interface, _File]]:
-        new = [_File(path, _read(path), resolver.for_path(path), context=True) for path in paths]
-        for f in new:
-            f.hash = digest(f.path, f.data if isinstance(f.data, bytes) else repr(f.data))
-            if caches is not None:
-                got = caches.setdefault(f.settings.cache_dir, Cache(f.settings.cache_dir)).get("iface", digest(model, f.hash))
-                f.iface = (frozenset(got[0]), frozenset(got[1])) if got is not None else None
-        missing = [f for f in new if f.iface is None]
-        for f, iface in zip(missing, engine.interfaces([(f.path, f.data) for f in missing]) if missing else []):
-            f.iface = iface
-            if caches is not None:
-                caches[f.settings.cache_dir].put("iface", digest(model, f.hash), [sorted(iface[0]), sorted(iface[1])])
+        new = [_File(path, _read(path), resolver.for_path(path)) for path in paths]
+        _interfaces(new, engine, caches, model)
         return [(f.iface or (frozenset(), frozenset()), f) for f in new]
 
     return [f for _, _, f in follow([(f.path, f.iface) for f in files if f.iface is not None], load)]
