@@ -29,7 +29,7 @@ from kernlint.analysis.estimate import KernelEstimate
 from kernlint.analysis.register_unroll import walk_ops
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR, Op, element_bytes, is_pointer, pointee
-from kernlint.recommend.source import KernelSource, trip_count
+from kernlint.recommend.source import KernelSource, trip_count, trip_span
 
 # Dense fp16/bf16 tensor-core TFLOP/s by architecture [DS-*]; mma.sync on Hopper reaches about 2/3 of wgmma
 # (an assumption of this model, stated in the rationale).
@@ -150,7 +150,10 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             seen += 1
         return None
 
-    def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0, unroll: float = 1.0) -> None:
+    def visit(ops_: tuple[Op, ...], mult: float, depth: int, loop: int = 0, unroll: float = 1.0,
+              span: float = 1.0) -> None:
+        # mult: how often the body runs; span: how many tiles' worth of data its masked accesses move, the
+        # loop's unrounded trip count — the masked-off tail of the last tile reads no memory
         nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar, \
             loop_reduces
         body_bytes = 0.0
@@ -164,11 +167,13 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                     trips = 8
                 u = ptxas_unroll(op, trips, num_warps, env, dot_inputs,
                                  lambda m: m is None or _mask_aligned(m, defs, src, env))
+                frac = trip_span(src, op.line, env)
                 for region in op.regions:
-                    visit(region.ops, mult * trips, depth + 1, op.line, u)
+                    visit(region.ops, mult * trips, depth + 1, op.line, u,
+                          span * (trips if frac is None else min(frac, trips)))
                 continue
             for region in op.regions:
-                visit(region.ops, mult, depth, loop)
+                visit(region.ops, mult, depth, loop, span=span)
             res = op.result
             loop_reduces = loop_reduces or (depth > 0 and op.kind in ("reduce", "scan"))
             if op.kind == "dot" and res is not None:
@@ -183,11 +188,12 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                 if op.kind == "load" and res is not None and res.id in dot_inputs:
                     dot_bytes += b * mult
                 else:
-                    other += b * mult
                     mask = op.operands[1] if op.kind == "load" and len(op.operands) > 1 else \
                         op.operands[2] if op.kind == "store" and len(op.operands) > 2 else None
+                    moved = b * (span if mask is not None else mult)
+                    other += moved
                     if op.kind == "load" and loop and (r := root(op.operands[0])):
-                        sweeps.setdefault(r, []).append((loop, b * mult))
+                        sweeps.setdefault(r, []).append((loop, moved))
                     vec = mask is None or _mask_aligned(mask, defs, src, env)
                     scalar += not vec
                     wavefronts += access_wavefronts(_numel(val.shape, env), element_bytes(dtype), num_warps,

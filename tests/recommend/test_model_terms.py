@@ -212,3 +212,16 @@ def test_ptxas_unrolls_layernorm_pass_one_by_four() -> None:
 
         assert pass_one_loads(8) == 4 + 2 + 1
         assert pass_one_loads(2) == 2
+
+
+def test_masked_tail_of_a_row_loop_moves_no_memory() -> None:
+    """swiglu (examples/swiglu.py) sweeps `range(0, n_cols, BLOCK_SIZE)` with loads and a store masked by
+    `cols < n_cols`. 11008 columns at BLOCK 4096 take 3 iterations, but the masked-off part of the third
+    reads nothing: a row moves 11008 × 2 B per fp16 tensor, not 3 × 4096 × 2 B."""
+    shape = {"n_rows": 8192, "n_cols": 11008}
+    _, w = _work("examples/swiglu.py", "swiglu_fwd_kernel", shape, 4096, 16)
+    row = 11008 * 2
+    assert w.bytes == 3 * row                       # a and b loaded, c stored
+    assert w.serial == 3                            # but the CTA still runs 3 iterations
+    _, whole = _work("examples/swiglu.py", "swiglu_fwd_kernel", {"n_rows": 8192, "n_cols": 12288}, 4096, 16)
+    assert whole.bytes == 3 * 12288 * 2             # no tail: every iteration is full
