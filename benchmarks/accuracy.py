@@ -99,6 +99,7 @@ def anchored_errors(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, tuple[
 
 
 def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, float]]:
+    from rules.register_spill_risk import BORDERLINE_PRESSURE
     by_target: dict[str, list[tuple[dict[str, Any], Any]]] = defaultdict(list)
     for r, e in pairs:
         by_target[e.target.key].append((r, e))
@@ -120,6 +121,11 @@ def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, floa
         calm = [abs(e.registers.allocated - r["regs"]) / r["regs"] for r, e in fits
                 if r.get("regs") and not (r["spill_store"] or 0)]
         spill_true = [(r["spill_store"] or 0) > 0 for r, _ in fits]
+        # how often ptxas spilled just over the budget vs further over (rules/register_spill_risk.py quotes it)
+        near = [(r["spill_store"] or 0) > 0 for r, e in fits
+                if e.registers.budget < e.registers.demand <= BORDERLINE_PRESSURE * e.registers.budget]
+        far = [(r["spill_store"] or 0) > 0 for r, e in fits
+               if e.registers.demand > BORDERLINE_PRESSURE * e.registers.budget]
         spill_pred = [e.registers.demand > e.registers.budget for _, e in fits]
         stp = sum(a and b for a, b in zip(spill_true, spill_pred))
         sp = stp / sum(spill_pred) if any(spill_pred) else 1.0
@@ -131,6 +137,8 @@ def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, floa
             "regs_within_20pct": sum(x <= 0.2 for x in errors) / len(errors) if errors else 1.0,
             "regs_median_no_spill": statistics.median(calm) if calm else 0.0,
             "spill_precision": sp, "spill_recall": sr, "spill_f1": 2 * sp * sr / (sp + sr) if sp + sr else 0.0,
+            "spill_near_n": len(near), "spill_near_rate": sum(near) / len(near) if near else 0.0,
+            "spill_far_n": len(far), "spill_far_rate": sum(far) / len(far) if far else 0.0,
         }
         st, an = anchored.get(target, ([], []))
         # static and anchored on the same records (the anchors themselves excluded), so they compare
@@ -152,13 +160,18 @@ def main(argv: list[str]) -> int:
             "regs_within_20pct", "regs_median_no_spill", "spill_precision", "spill_recall", "spill_f1", "regs_static_no_anchor",
             "regs_anchored", "regs_anchored_within_20pct"]
     print("target  " + "  ".join(f"{c:>18}" for c in cols))
-    for target, row in metrics(pairs).items():
+    table = metrics(pairs)
+    for target, row in table.items():
         print(f"{target:<7} " + "  ".join(f"{row[c]:>18.3f}" if c != "pairs" else f"{int(row[c]):>18}" for c in cols))
     worst = sorted(((abs(e.registers.allocated - r["regs"]) / r["regs"], r, e) for r, e in pairs
                     if r.get("regs") and r["shared"] <= e.target.smem_per_cta_optin), key=lambda t: -t[0])[:10]
     print("\nlargest register misses:")
     for err, r, e in worst:
         print(f"  {err:6.0%}  {e.target.key} {r['kernel']} {r['config']}: est {e.registers.allocated}, ptxas {r['regs']}")
+    print("\nptxas spilled, by estimated demand over the budget (rules/register_spill_risk.py quotes the first):")
+    for target, row in table.items():
+        print(f"  {target}: 1.0-1.2x {round(row['spill_near_rate'] * row['spill_near_n'])}/{row['spill_near_n']}, "
+              f"over 1.2x {round(row['spill_far_rate'] * row['spill_far_n'])}/{row['spill_far_n']}")
     smem_miss = [(r, e) for r, e in pairs if e.smem.total != r["shared"]]
     print(f"\nshared-memory misses: {len(smem_miss)}")
     for r, e in smem_miss[:12]:

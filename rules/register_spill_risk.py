@@ -7,6 +7,15 @@ from kernlint.rule import Case, FileContext, Rule
 from kernlint.rule_messages import config_text, where
 from kernlint.rules._cases import launched_matmul
 
+# Within 20 % over the budget, whether ptxas spills is close to a coin flip; further over it nearly always
+# does. Development suite (benchmarks/truth/{triton,suite}-triton-3.9.json, configs that fit in shared
+# memory): demand 1.0-1.2x the budget spilled in 18/30 (sm_80), 24/31 (sm_90), 21/37 (sm_100) configs; over
+# 1.2x in 58/70, 47/49, 42/42. On sm_100 part of the spread is LLVM's packed f32x2 arithmetic: layernorm at
+# 128 fp32 per thread takes 220 registers from Triton's sm_100 PTX and 255 + 76 B of spills from its sm_90
+# PTX retargeted to sm_100a (same ptxas 13.4), docs/accuracy.md. tests/test_truth.py checks these rates.
+BORDERLINE_PRESSURE = 1.2
+BORDERLINE_SPILL_RATE = (63, 98)   # spilled / measured configs in the band, all three targets pooled
+
 
 class RegisterSpillRisk(Rule):
     """The live tiles of a config need more registers than a thread may have: ptxas will spill.
@@ -31,7 +40,8 @@ class RegisterSpillRisk(Rule):
 
     ## Confidence
     Estimate: the model is calibrated against ptxas; see the accuracy table in the README. Spills are
-    sometimes the fastest option; treat a finding as a prompt to measure.
+    sometimes the fastest option; treat a finding as a prompt to measure. Within 20 % over the budget the
+    finding is a heuristic: ptxas spilled in about 6 of 10 such configs measured, and the message says so.
     """
 
     CODE = "KL201"
@@ -48,10 +58,14 @@ class RegisterSpillRisk(Rule):
                 if r is None or r.demand <= r.budget or e.smem_over:
                     continue
                 top = ", ".join(f"{t.name} {t.shape} {t.dtype} ≈{t.registers:.0f}" for t in r.peak_tiles[:3])
+                borderline = r.demand <= BORDERLINE_PRESSURE * r.budget
+                spilled, measured = BORDERLINE_SPILL_RATE
+                verdict = (f"borderline (≤ {BORDERLINE_PRESSURE - 1:.0%} over): ptxas spilled in {spilled} of "
+                           f"{measured} such measured configs, ≈{r.spill_bytes:,} B/thread if it does"
+                           if borderline else f"ptxas will spill ≈{r.spill_bytes:,} B/thread")
                 yield self.diagnostic(
                     ctx, e.config.line,
                     f"`{k.jit.name}` needs est. {r.demand} registers/thread > {r.budget} available {where(e)} "
-                    f"({config_text(e)}); ptxas will spill ≈{r.spill_bytes:,} B/thread. Peak at line "
-                    f"{r.peak_line}: {top}",
+                    f"({config_text(e)}); {verdict}. Peak at line {r.peak_line}: {top}",
                     col=e.config.col, kernel=k.jit.qualname, target=e.target.key, config=config_text(e),
-                    confidence=e.confidence)
+                    confidence=Confidence.HEURISTIC if borderline else e.confidence)

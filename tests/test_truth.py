@@ -123,8 +123,10 @@ def test_examples_meet_the_register_target_on_sm90_and_sm100(development_sets) -
 def test_spill_prediction_meets_the_target_on_sm90(development_sets) -> None:  # type: ignore[no-untyped-def]
     # The issue's spill F1 >= 0.9, met on sm_90 of both development files since element-by-element addresses
     # are rematerialised rather than spilled (registers.py): measured 0.912 (examples) and 0.909 (suite).
-    # sm_100 is not there (0.85 on both; layernorm's over-counted third-pass loads at 128 fp32 per thread,
-    # ptxas spilling a few bytes well under the budget): gated at what the eleventh stop measured, after the
+    # sm_100 is not there (0.85 on both): near the budget ptxas 13.4's sm_100 decisions follow LLVM's packed
+    # f32x2 arithmetic (layernorm at 128 fp32 per thread: 220 registers from the sm_100 PTX, 255 + 76 B of
+    # spills from the sm_90 PTX retargeted; docs/accuracy.md), and ptxas spills a few bytes well under the
+    # budget in attention backward. Gated at what the eleventh stop measured, after the
     # deferred row sum of sm_100 attention (register_tmem.deferred_row_sums; suite 0.83 -> 0.85).
     for name, table in development_sets.items():
         assert table["h100"]["spill_f1"] >= 0.9, (name, table["h100"])
@@ -189,3 +191,19 @@ def test_anchoring_on_a_neighbouring_config(neighbourhood) -> None:  # type: ign
             pooled[target] += anchored[target][1]
     for target, errors in pooled.items():
         assert statistics.median(errors) <= 0.05, (target, statistics.median(errors))
+
+
+def test_borderline_spill_rate_quoted_by_the_rule_matches_truth(development_sets) -> None:  # type: ignore[no-untyped-def]
+    # KL201 calls a demand within 20 % over the budget "borderline" and quotes how often ptxas spilled there;
+    # recomputed here from the recorded truth of the development suite (all three targets pooled), the quote
+    # must stay within 10 points of it, and further over the budget ptxas must nearly always spill.
+    from rules.register_spill_risk import BORDERLINE_SPILL_RATE
+    rows = development_sets["both"].values()
+    near = sum(r["spill_near_n"] for r in rows)
+    near_spilled = sum(round(r["spill_near_rate"] * r["spill_near_n"]) for r in rows)
+    far = sum(r["spill_far_n"] for r in rows)
+    far_spilled = sum(round(r["spill_far_rate"] * r["spill_far_n"]) for r in rows)
+    spilled, measured = BORDERLINE_SPILL_RATE
+    assert near >= 60 and abs(near_spilled / near - spilled / measured) <= 0.1, (near_spilled, near)
+    assert 0.35 <= near_spilled / near <= 0.85               # a coin flip, not a verdict
+    assert far_spilled / far >= 0.9, (far_spilled, far)
