@@ -77,3 +77,20 @@ def test_settle_keeps_a_faster_distinct_best_and_never_merges_unknown_cubins() -
     out = timing.settle("rec", None, "best", {"rec": None, "best": None}, lambda k: times[k], rounds=2)
     assert out["best"] == "best" and out["merged"] == []
     assert out["us"]["best"] / out["us"]["rec"] == 10.0 / 11.0
+
+
+def test_ncu_pairs_report_reads_the_saved_counters(capsys) -> None:  # type: ignore[no-untyped-def]
+    # benchmarks/gpu/ncu_pairs.py: the saved Nsight Compute CSV of H200 run 1 maps back onto GROUPS in order,
+    # and every profiled config is one that run 24 timed (so its counters can be read next to its time)
+    import ncu_pairs  # noqa: PLC0415
+    ncu_pairs.report(str(ROOT / "benchmarks/gpu/ncu/h200_counters_run1.csv"))
+    out = capsys.readouterr().out
+    heads = [line[3:] for line in out.splitlines() if line.startswith("== ")]
+    assert heads == ncu_pairs.labels()
+    assert out.count("gpu__time_duration=") == len(heads) and "gpu__time_duration=?" not in out
+    timed = {(r["kernel"], json.dumps(r["shape"], sort_keys=True)): r["all_us"]
+             for r in json.loads((ROOT / "benchmarks/gpu/h200_results_run24.json").read_text())["rows"]}
+    for name, shape, cfgs in ncu_pairs.GROUPS:
+        all_us = timed[(name, json.dumps(shape, sort_keys=True))]
+        for kw, w, s in cfgs:
+            assert gpu_configs.config_key(gpu_configs.cfg(kw, w, s)) in all_us, (name, shape, kw, w, s)
