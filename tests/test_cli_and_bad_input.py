@@ -83,6 +83,20 @@ def test_bad_files_get_a_diagnostic_and_the_run_goes_on(tmp_path: Path) -> None:
     assert "internal error" not in out
 
 
+def test_source_excerpts_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    # the full format prints the offending line: an escape sequence in it is shown as U+FFFD, a binary file
+    # gets no excerpt at all, and a minified 5,000-character line is cut
+    (tmp_path / "esc.py").write_text('x = "\x1b[31mred\x1b[0m" + (\n')
+    (tmp_path / "binary.py").write_bytes(b"\x00\x1b[2J\x07")
+    (tmp_path / "long.py").write_text("y = [" + "1, " * 1700 + "\n")
+    code, out = run("check", str(tmp_path), "--output-format", "full", "--no-cache")
+    assert code == 1 and out.count("KL001") == 3
+    assert "\x1b" not in out and "\x07" not in out and "\ufffd[31mred" in out
+    binary = out.split("binary.py:1:1: KL001")[1].split("\n\n")[0]
+    assert " >1 |" not in binary
+    assert "…" in out.split("long.py:")[1]             # the 5,000-character line is cut
+
+
 def test_linted_code_is_never_executed(tmp_path: Path) -> None:
     sentinel = tmp_path / "sentinel"
     f = tmp_path / "evil.py"

@@ -6,6 +6,7 @@ machine-readable format never pays for `rich` (cold start budget, DESIGN.md §11
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TextIO
@@ -62,12 +63,25 @@ class ReportContext:
             return p.as_posix()
 
     def lines(self, path: str) -> list[str]:
+        """The file's lines for source excerpts: none for a binary file, control characters (which would drive
+        the terminal) shown as U+FFFD, and each line cut at EXCERPT_WIDTH characters."""
         if path not in self._lines:
             try:
-                self._lines[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+                data = Path(path).read_bytes()
             except OSError:
-                self._lines[path] = []
+                data = b"\0"
+            self._lines[path] = [] if b"\0" in data else [
+                _excerpt(line) for line in data.decode("utf-8", errors="replace").splitlines()]
         return self._lines[path]
+
+
+EXCERPT_WIDTH = 240
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _excerpt(line: str) -> str:
+    line = _CONTROL.sub("\ufffd", line)
+    return line if len(line) <= EXCERPT_WIDTH else line[:EXCERPT_WIDTH - 1] + "…"
 
 
 def kernel_count(f: FileResult) -> int:
