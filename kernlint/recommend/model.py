@@ -29,6 +29,7 @@ from kernlint.analysis.estimate import KernelEstimate
 from kernlint.analysis.register_unroll import walk_ops
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR, Op, element_bytes, is_pointer, pointee
+from kernlint.recommend.access_cost import access_wavefronts, mask_aligned
 from kernlint.recommend.source import KernelSource, trip_count, trip_span
 
 # Dense fp16/bf16 tensor-core TFLOP/s by architecture [DS-*]; mma.sync on Hopper reaches about 2/3 of wgmma
@@ -46,6 +47,16 @@ L2_MB = {90: 50, 100: 126, 80: 40, 89: 48, 120: 48}   # [DS-*] L2 capacity
 L2_USABLE = 0.6                # H100 L2 is two partitions; lines can be duplicated in both (half-ish usable)
 ITER_BASE_US = 0.4
 ITER_PER_ELEM_US = 0.05
+# Unvectorised loads in a row loop lengthen every round trip. Nsight Compute on the H200 (rmsnorm, n_cols
+# do_not_specialize; benchmarks/gpu/ncu/h200_counters_run1.csv): 4 scalar fp16 per thread (32 threads 8 B
+# apart) touch 8 L1 sectors per request, 2 per thread touch 4; at the same requests and DRAM bytes that is
+# 25.2 M against 12.6 M sectors, L1 64 % against 43 % busy, DRAM only 35 % against 42 %, and 67.7 against
+# 56.3 µs (1024×32768). Such a loop is latency-bound, so the L1 time those extra sectors take is added to
+# its round trips, SCALAR_L1_IN_LATENCY times over (replay of the saved H200 timings: 1.0 changes no pick,
+# 1.5-2.0 the same picks, 3.0 worse; rmsnorm 0.959 → 0.985, all 938 pairs 0.9715 → 0.9748). Not for loops
+# that reduce across the tile each iteration (cross-entropy: its barrier already serialises the iteration;
+# counting it there picked 0.881 of the best instead of 0.960) nor straight-line bodies (one round trip).
+SCALAR_L1_IN_LATENCY = 2.0
 L1_WAVEFRONTS_PER_CLK = 1.0    # Hopper L1: one 128-B wavefront per clock per SM
 
 
@@ -68,6 +79,7 @@ class Work:
     iter_elems: float      # largest loaded tile of one iteration (elements): per-thread serial work
     unknown_trips: tuple[int, ...]
     wavefronts: float = 0.0  # L1 wavefronts (128-B lines per warp instruction) of the non-dot accesses
+    scalar_excess: float = 0.0  # wavefronts unvectorised accesses inside loops add over vectorised ones
     scalar_accesses: int = 0  # non-dot accesses whose mask cannot be proven 16-aligned: not vectorised
     reread_bytes: float = 0.0  # loads of a tensor a previous loop already swept (multi-pass row kernels)
     reread_footprint: float = 0.0  # bytes one CTA must keep in L2 for those re-reads to hit
@@ -85,48 +97,9 @@ def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
     return n
 
 
-def _mask_aligned(mask: Any, defs: Mapping[int, Op], src: KernelSource, env: Mapping[str, Any]) -> bool:
-    """Can Triton prove the mask constant over 16-element runs? Not when it compares against an integer
-    argument that gets no divisibility-16 specialisation: a `do_not_specialize` parameter, or a value in the
-    bucket that is not a multiple of 16 (Triton's AxisInfo gives the mask constancy 1, so every element is a
-    separate predicated scalar load)."""
-    seen, todo = set(), [mask]
-    while todo:
-        v = todo.pop()
-        if v is None or v.id in seen or len(seen) > 32:
-            continue
-        seen.add(v.id)
-        if v.name and (v.name in src.unspecialized or
-                       (isinstance(env.get(v.name), int) and not isinstance(env.get(v.name), bool)
-                        and env[v.name] % 16 != 0)):
-            return False
-        d = defs.get(v.id)
-        if d is not None and d.kind not in ("load", "param", "for"):
-            todo.extend(d.operands)
-    return True
-
-
-def access_wavefronts(numel: float, ebytes: int, num_warps: int, vectorised: bool) -> float:
-    """L1 wavefronts (one 128-B line per cycle per SM) that one CTA needs for one tile access.
-
-    Triton's blocked layout gives each thread a contiguous chunk of up to 16 bytes (`sizePerThread`).
-    Vectorised, one instruction moves the whole chunk: a warp instruction covers 32 × 16 B = 4 full lines.
-    Not vectorised, the chunk is walked one element per instruction, and every instruction still spans
-    32 chunks: 8 fp16 elements per thread → each instruction touches 4 lines for 64 useful bytes, 8× the
-    L1 work of the vectorised load. Fewer elements per thread (more warps, smaller blocks) shrink the span.
-    """
-    per_thread = numel / (32.0 * num_warps)
-    chunk = max(1.0, min(per_thread, 16.0 / max(1, ebytes)))
-    threads = min(32.0, numel / chunk) if per_thread < 1 else 32.0
-    span_lines = max(1.0, math.ceil(threads * chunk * ebytes / 128.0))
-    instr = max(1.0, per_thread / (chunk if vectorised else 1.0)) if per_thread >= 1 else (1.0 if vectorised else chunk)
-    lines_per_instr = span_lines if not vectorised else max(1.0, threads * chunk * ebytes / 128.0)
-    return num_warps * instr * lines_per_instr
-
-
 def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int,
                 num_warps: int = 4) -> Work:
-    flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = 0.0
+    flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = excess = 0.0
     scalar = 0
     sweeps: dict[str, list[tuple[int, float]]] = {}   # pointer argument → (loop line, bytes) per looped load
     unknown: list[int] = []
@@ -155,7 +128,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         # mult: how often the body runs; span: how many tiles' worth of data its masked accesses move, the
         # loop's unrounded trip count — the masked-off tail of the last tile reads no memory
         nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar, \
-            loop_reduces
+            loop_reduces, excess
         body_bytes = 0.0
         loads = 0
         for op in ops_:
@@ -166,7 +139,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                     unknown.append(op.line)
                     trips = 8
                 u = ptxas_unroll(op, trips, num_warps, env, dot_inputs,
-                                 lambda m: m is None or _mask_aligned(m, defs, src, env))
+                                 lambda m: m is None or mask_aligned(m, defs, src, env))
                 frac = trip_span(src, op.line, env)
                 for region in op.regions:
                     visit(region.ops, mult * trips, depth + 1, op.line, u,
@@ -194,10 +167,13 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                     other += moved
                     if op.kind == "load" and loop and (r := root(op.operands[0])):
                         sweeps.setdefault(r, []).append((loop, moved))
-                    vec = mask is None or _mask_aligned(mask, defs, src, env)
+                    vec = mask is None or mask_aligned(mask, defs, src, env)
                     scalar += not vec
-                    wavefronts += access_wavefronts(_numel(val.shape, env), element_bytes(dtype), num_warps,
-                                                    vec) * mult
+                    wf = access_wavefronts(_numel(val.shape, env), element_bytes(dtype), num_warps, vec)
+                    wavefronts += wf * mult
+                    if not vec and loop:
+                        excess += (wf - access_wavefronts(_numel(val.shape, env), element_bytes(dtype), num_warps,
+                                                          True)) * mult
                 body_bytes += b
                 iter_elems = max(iter_elems, _numel(val.shape, env))
                 loads += op.kind == "load"
@@ -220,7 +196,8 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     # Triton's software pipeliner multi-buffers the loads that feed a tl.dot; other loop loads are not
     # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
     return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
-                iter_elems, tuple(unknown), wavefronts, scalar, reread, footprint, tuple(segments), loop_reduces)
+                iter_elems, tuple(unknown), wavefronts, excess, scalar, reread, footprint, tuple(segments),
+                loop_reduces)
 
 
 PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (then a 2- and a 1-iteration tail)
@@ -373,6 +350,9 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     # (benchmarks/gpu/h200_results.json)
     lsu = resident * work.wavefronts / (L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3) \
         if work.wavefronts else 0.0
+    if not work.pipelined and work.scalar_excess and not work.loop_reduces:
+        latency += SCALAR_L1_IN_LATENCY * resident * work.scalar_excess / (
+            L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3)
     terms = {"compute": compute, "memory": memory, "issue": issue, "latency": latency, "l1": lsu}
     bound = max(terms, key=lambda k: terms[k])
     wave = sum(v ** SOFT_MAX_P for v in terms.values()) ** (1.0 / SOFT_MAX_P)

@@ -225,3 +225,29 @@ def test_masked_tail_of_a_row_loop_moves_no_memory() -> None:
     assert w.serial == 3                            # but the CTA still runs 3 iterations
     _, whole = _work("examples/swiglu.py", "swiglu_fwd_kernel", {"n_rows": 8192, "n_cols": 12288}, 4096, 16)
     assert whole.bytes == 3 * 12288 * 2             # no tail: every iteration is full
+
+
+def test_scalar_loads_in_a_row_loop_lengthen_its_round_trips() -> None:
+    """rmsnorm (n_cols do_not_specialize: every access unvectorised) at 1024×32768 and 32 warps.
+    Hand count of the L1 wavefronts the scalar accesses add over vectorised ones (model.access_wavefronts):
+      BLOCK 4096: 4 fp16 per thread, a warp instruction spans 32 × 8 B = 2 lines; scalar: 4 instructions × 2
+        lines × 32 warps = 256 wavefronts per access and iteration, vectorised 1 × 2 × 32 = 64: 192 extra.
+      BLOCK 2048: 2 per thread, 1 line; scalar 2 × 1 × 32 = 64, vectorised 32: 32 extra.
+    Four accesses sweep the row (pass 1 loads x; pass 2 loads x and w and stores y): 4 × 8 iterations × 192 =
+    6144 against 4 × 16 × 32 = 2048. Nsight Compute measured the 2× L1 sectors behind this and the 2048 block
+    20 % faster (benchmarks/gpu/ncu/h200_counters_run1.csv); the latency term now carries the difference."""
+    from kernlint.hardware.specs import SPECS
+    from kernlint.recommend.core import _evaluate, learn_space
+    shape = {"n_rows": 1024, "n_cols": 32768}
+    _, w4096 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 4096, 32)
+    _, w2048 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 2048, 32)
+    assert (w4096.scalar_excess, w2048.scalar_excess) == (4 * 8 * 192, 4 * 16 * 32)
+    res = lint_paths([str(ROOT / "examples/rmsnorm.py")], Settings(targets=("h200",)))
+    k = next(k for f in res.files for k in f.kernels if k.jit.name == "rmsnorm_fwd_kernel")
+    src = read_kernel_source(k.jit.path, k.jit.name)
+    env, space = bucket_env(k, src, shape), learn_space(k, src, shape)
+    t = {b: _evaluate(k, src, SPECS["h200"], {**space.fixed, "BLOCK_SIZE": b}, 32, 1, env).score.time_us
+         for b in (2048, 4096)}
+    assert t[2048] < t[4096]     # before this term the model ranked 4096 first (H200 run 24: 0.885 of best)
+    _, vec = _work("examples/layernorm.py", "layernorm_fwd_kernel", {"M": 4096, "N": 8192}, 1024, 8)
+    assert vec.scalar_excess == 0                       # vectorised rows pay nothing extra
