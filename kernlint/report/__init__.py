@@ -69,8 +69,8 @@ class ReportContext:
             try:
                 data = Path(path).read_bytes()
             except OSError:
-                data = b"\0"
-            self._lines[path] = [] if b"\0" in data else [
+                data = None
+            self._lines[path] = [] if data is None or b"\0" in data else [
                 _excerpt(line) for line in data.decode("utf-8", errors="replace").splitlines()]
         return self._lines[path]
 
