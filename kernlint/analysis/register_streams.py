@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
 from kernlint.analysis.placement import _producer_map
-from kernlint.ir.nodes import Op, Value
+from kernlint.ir.nodes import Op, Value, element_bytes
 
 _CHAIN = ("elementwise", "cast")
 _STREAM_USERS = ("elementwise", "cast", "store")
@@ -94,9 +94,111 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
             if stores == 1 and len(g) >= (MIN_GROUP_LOOP if looped else MIN_GROUP_STRAIGHT)]
 
 
-def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True) -> None:
-    """Scale the registers of every non-largest load of each group by `sunk_share` (in place); `enabled`
-    is False for Helion reductions (analysis/estimate.py)."""
+# Loaded tiles that only feed one reduction are consumed piecewise: ptxas keeps a window of loads in flight
+# and folds each into the per-thread partial sums, instead of holding the tiles. Measured (Triton 3.9, sm_90,
+# tests/truth/reduced_streams.py; tests/test_register_streams.py holds the counts): `tl.sum(x * x)` over 64
+# fp32 per thread takes 32 registers where the tile alone is 64; `tl.sum(o * do, axis=1)` over two
+# [128, 128] fp32 tiles at 4 warps (128 per thread each, 32 rows per thread) takes 55 where they are 256.
+# Beyond the partial sums (one per row a thread holds, `reduction_partials`) the group keeps about 16 data
+# registers: fp32 [128, 128] at 4 warps holds 32 rows per thread and takes 55 = 32 + 16 + 7; a 1-D row's
+# tree keeps about 8 partial sums (x·x over 64 fp32 per thread: 32).
+# sm_80 the same; sm_100 the same for 1-D rows (32 and 50 registers) but not for row sums of 2-D tiles (fp16
+# [128, 64] at 4 warps: 96 registers against 32 on sm_90; the public flash-attn `_bwd_preprocess`: 90-98 on
+# B200, 32-38 on A100/H100). Inside a loop ptxas holds the tiles (fla's decoding kernel, two [128, 128] fp16
+# row sums per iteration: 88 registers, the tiles whole): straight-line code only.
+STREAM_WINDOW = 16.0
+ROW_TREE_PARTIALS = 8.0
+
+
+def reduced_streams(live: Liveness) -> list[tuple[Op, tuple[tuple[int, ...], tuple[int, ...]]]]:
+    """(the reduction, (loaded tile ids, ids of the address tiles only they read)) of every group of tiles (loads and the element-wise values
+    between them and the reduction) that feed a single one-operand reduction in straight-line code through
+    element-wise ops only, where no tile of the chain is read by anything else (softmax's x, also read after
+    its max, is held whole)."""
+    producers = _producer_map(live)
+    where = {s.op.id: s.loops for s in live.steps if not s.is_end}
+    users = readers(live)
+    out: list[tuple[int, ...]] = []
+    for step in live.steps:
+        op = step.op
+        if step.is_end or step.loops or op.kind != "reduce" or len(op.operands) != 1 or not op.operands[0].shape:
+            continue
+        tiles: dict[int, Value] = {}
+        loads: set[int] = set()
+        outside = False
+
+        def visit(p: Op, v: Value) -> Iterable[Value]:
+            nonlocal outside
+            if not v.shape:
+                return ()
+            if p.kind == "load":
+                outside |= where.get(p.id) != step.loops
+                loads.add(v.id)
+                tiles[v.id] = v
+            elif p.kind in _CHAIN:
+                outside |= where.get(p.id) != step.loops
+                tiles[v.id] = v
+                return p.operands
+            return ()
+
+        walk_back(op.operands[0], producers, 64, visit)
+        only_chain = all(u.id == op.id or (u.kind in _CHAIN and u.result is not None and u.result.id in tiles)
+                         for vid in tiles for u in users.get(vid, ()))
+        if loads and not outside and only_chain:
+            addresses = _private_addresses(live, [p for p in (producers.get(v) for v in loads) if p], step.loops)
+            out.append((op, (tuple(sorted(loads)), tuple(sorted(addresses - loads)))))
+    return out
+
+
+def _private_addresses(live: Liveness, loads: list[Op], loops: tuple[int, ...]) -> set[int]:
+    """The element-wise pointer and offset tiles that only these loads (or each other) read: computed per
+    chunk beside the loads they feed. A tile another op also reads (an offset reused by a store) is left out."""
+    producers, users = _producer_map(live), readers(live)
+    where = {s.op.id: s.loops for s in live.steps if not s.is_end}
+    cands: set[int] = set()
+
+    def visit(p: Op, v: Value) -> Iterable[Value]:
+        if v.shape and p.kind == "elementwise" and where.get(p.id) == loops:
+            cands.add(v.id)
+            return p.operands
+        return ()
+
+    for ld in loads:
+        if ld.operands:
+            walk_back(ld.operands[0], producers, 64, visit)
+    load_ids = {ld.id for ld in loads}
+    changed = True
+    while changed:
+        changed = False
+        for vid in list(cands):
+            if any(u.id not in load_ids and (u.result is None or u.result.id not in cands)
+                   for u in users.get(vid, ())):
+                cands.discard(vid)
+                changed = True
+    return cands
+
+
+def reduction_partials(reduce: Op, ebytes: int, env: Mapping[str, Any], num_warps: int) -> float:
+    """Partial sums one thread keeps while it streams a tile into `reduce`: ROW_TREE_PARTIALS for a 1-D row;
+    for a 2-D tile one per row (or column) the thread holds in Triton's default blocked layout (16-B vectors
+    along the last dim, lanes then warps along it first)."""
+    dims = [d.evaluate(env) if hasattr(d, "evaluate") else d for d in reduce.attrs.get("in_shape", ())]
+    if len(dims) != 2 or not all(isinstance(d, int) and d > 0 for d in dims):
+        return ROW_TREE_PARTIALS
+    rows, cols = dims
+    vec = max(1, min(cols, 16 // max(1, ebytes)))
+    lanes_c = min(32, max(1, cols // vec))
+    warps_c = min(num_warps, max(1, cols // (vec * lanes_c)))
+    per_col = max(1, cols // (lanes_c * warps_c))
+    per_row = max(1, rows // ((32 // lanes_c) * max(1, num_warps // warps_c)))
+    return float(per_row if reduce.attrs.get("axis") == 1 else per_col)
+
+
+def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, capability: int = 90,
+               env: Mapping[str, Any] | None = None, num_warps: int = 4) -> None:
+    """Scale the registers of every non-largest load of each group by `sunk_share`, and of every tile streamed
+    into a reduction down to STREAM_WINDOW together (in place); `enabled` is False for Helion reductions
+    (analysis/estimate.py)."""
     if not enabled:
         return
     for loads in derived(live, "sunk loads", lambda: sunk_loads(live)):
@@ -104,6 +206,24 @@ def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True) ->
         for vid in loads:
             if vid != biggest:
                 costs[vid] = costs.get(vid, 0.0) * sunk_share(costs.get(vid, 0.0))
+    for reduce, group in derived(live, "reduced streams", lambda: reduced_streams(live)):
+        two_d = len(reduce.operands[0].shape) > 1
+        if two_d and capability >= 100:
+            continue
+        loads, addresses = group
+        ebytes = min((element_bytes(live.values[v].dtype) for v in loads), default=4)
+        keep = STREAM_WINDOW + reduction_partials(reduce, ebytes, env or {}, num_warps)
+        # the loads share the window; the addresses they alone read are formed chunk by chunk beside them and
+        # take what the window leaves
+        held = sum(costs.get(vid, 0.0) for vid in loads)
+        formed = sum(costs.get(vid, 0.0) for vid in addresses)
+        if held + formed <= keep:
+            continue
+        for vid in loads:
+            costs[vid] = costs.get(vid, 0.0) * min(1.0, keep / held) if held else 0.0
+        left = max(0.0, keep - held)
+        for vid in addresses:
+            costs[vid] = costs.get(vid, 0.0) * left / formed
 
 
 TREE_SHARE = 0.3

@@ -192,7 +192,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     _carry_streamed_data(live, streamed, costs)
     hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
     stream_in_place(live, costs, env, threads)
-    sink_loads(live, costs, enabled=sink)
+    sink_loads(live, costs, enabled=sink, capability=spec.capability, env=env, num_warps=num_warps)
     window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env, hoist_full_tiles=spec.capability >= 90).items():
