@@ -93,3 +93,16 @@ def test_recorded_ptxas_counts_are_real() -> None:
                           constexprs, {k: v for k, v in cfg.items() if k != "D"}, cap, 600)
         assert out.get("error") is None, out.get("error")
         assert abs(out["regs"] - table[key]) <= 4, (key, cap, out["regs"])
+
+
+def test_a_constexpr_false_branch_does_not_break_the_stream() -> None:
+    """With HAS_X false the `if` merges `o` with itself and Triton compiles dot_rows_flag to dot_rows (ptxas 55
+    registers for fp32 [128, 128] at 4 warps, live-checked below): the estimate must be dot_rows' too."""
+    cfg = {"BM": 128, "BD": 128, "D": 128, "num_warps": 4, "num_stages": 1}
+    res = lint_paths([str(FILE)], Settings(targets=("h100",), cli_configs=(cfg, {**cfg, "HAS_X": False}),
+                                           arg_types={**_args("fp32"), "X": "*fp32"}))
+    est = {k.jit.name: e.registers.allocated for f in res.files for k in f.kernels for e in k.estimates
+           if e.config.origin == "cli" and (k.jit.name, "HAS_X" in e.config.constexprs) in
+           (("dot_rows", False), ("dot_rows_flag", True))}
+    assert est["dot_rows_flag"] == est["dot_rows"]
+    assert abs(est["dot_rows"] - SM90[("dot_rows", "fp32", 128, 128, 4)]) <= 0.2 * 55

@@ -111,7 +111,8 @@ ROW_TREE_PARTIALS = 8.0
 
 
 def reduced_streams(live: Liveness) -> list[tuple[Op, tuple[tuple[int, ...], tuple[int, ...]]]]:
-    """(the reduction, (loaded tile ids, ids of the address tiles only they read)) of every group of tiles (loads and the element-wise values
+    """(the reduction, (ids of the loaded and chain tiles, ids of the address tiles only the loads read)) of every
+    group of tiles (loads and the element-wise values
     between them and the reduction) that feed a single one-operand reduction in straight-line code through
     element-wise ops only, where no tile of the chain is read by anything else (softmax's x, also read after
     its max, is held whole)."""
@@ -139,6 +140,13 @@ def reduced_streams(live: Liveness) -> list[tuple[Op, tuple[tuple[int, ...], tup
                 outside |= where.get(p.id) != step.loops
                 tiles[v.id] = v
                 return p.operands
+            elif p.kind == "if":
+                # an `if CONSTEXPR:` whose taken branch left the value as it was (mamba's `if HAS_D: out -= x * D`
+                # with HAS_D false): the merged value is the one from before the `if`
+                for phi, then_value, else_value in p.attrs.get("merges", ()):
+                    if phi.id == v.id and then_value.id not in producers and else_value.id in producers:
+                        tiles[v.id] = v
+                        return (else_value,)
             return ()
 
         walk_back(op.operands[0], producers, 64, visit)
@@ -146,7 +154,7 @@ def reduced_streams(live: Liveness) -> list[tuple[Op, tuple[tuple[int, ...], tup
                          for vid in tiles for u in users.get(vid, ()))
         if loads and not outside and only_chain:
             addresses = _private_addresses(live, [p for p in (producers.get(v) for v in loads) if p], step.loops)
-            out.append((op, (tuple(sorted(loads)), tuple(sorted(addresses - loads)))))
+            out.append((op, (tuple(sorted(tiles)), tuple(sorted(addresses - set(tiles))))))
     return out
 
 
@@ -206,24 +214,24 @@ def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, ca
         for vid in loads:
             if vid != biggest:
                 costs[vid] = costs.get(vid, 0.0) * sunk_share(costs.get(vid, 0.0))
+    loaded_ids = {v.id for s in live.steps if not s.is_end and s.op.kind == "load" for v in s.op.all_results()}
     for reduce, group in derived(live, "reduced streams", lambda: reduced_streams(live)):
         two_d = len(reduce.operands[0].shape) > 1
         if two_d and capability >= 100:
             continue
-        loads, addresses = group
+        tiles, addresses = group
+        loads = [v for v in tiles if v in loaded_ids]
         ebytes = min((element_bytes(live.values[v].dtype) for v in loads), default=4)
         keep = STREAM_WINDOW + reduction_partials(reduce, ebytes, env or {}, num_warps)
-        # the loads share the window; the addresses they alone read are formed chunk by chunk beside them and
-        # take what the window leaves
-        held = sum(costs.get(vid, 0.0) for vid in loads)
-        formed = sum(costs.get(vid, 0.0) for vid in addresses)
-        if held + formed <= keep:
+        # ptxas holds the window from the first of these loads to the reduction, whatever the tiles' own
+        # lifetimes: it is charged to the reduced operand (live up to the reduction), the tiles and the
+        # addresses only the loads read (formed chunk by chunk beside them) to nothing
+        group_ids = (*tiles, *addresses)
+        if sum(costs.get(vid, 0.0) for vid in group_ids) <= keep:
             continue
-        for vid in loads:
-            costs[vid] = costs.get(vid, 0.0) * min(1.0, keep / held) if held else 0.0
-        left = max(0.0, keep - held)
-        for vid in addresses:
-            costs[vid] = costs.get(vid, 0.0) * left / formed
+        for vid in group_ids:
+            costs[vid] = 0.0
+        costs[reduce.operands[0].id] = keep
 
 
 TREE_SHARE = 0.3
