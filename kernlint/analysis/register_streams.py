@@ -19,9 +19,8 @@ looped two-load chain is left alone, as measured, but other terms miss 10-30 %).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
 from kernlint.analysis.placement import _producer_map
