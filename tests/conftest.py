@@ -15,3 +15,14 @@ def expected_markers(text: str) -> set[tuple[int, str]]:
         if m:
             found |= {(i, c.strip()) for c in m.group("codes").split(",")}
     return found
+
+
+def import_probe(path: Path) -> object:
+    """A probe-kernel file of tests/truth/ as a module, for the live ptxas re-measurements (needs triton)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -3,10 +3,10 @@ register counts of tests/truth/reduced_streams.py (Triton 3.9.0, num_stages 1), 
 live when Triton is installed. Holding every loaded tile whole, kernlint said up to 4.6× these counts."""
 from __future__ import annotations
 
-import importlib.util
+from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, import_probe
 
 from kernlint.api import Settings, lint_paths
 
@@ -79,10 +79,7 @@ def test_recorded_ptxas_counts_are_real() -> None:
     pytest.importorskip("triton", reason="needs the kernlint[triton] extra")
     from kernlint.calibrate.triton_compile import compile_jit, unwrap
 
-    spec = importlib.util.spec_from_file_location("reduced_streams", FILE)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod: Any = import_probe(FILE)
     for cap, table, key in ((90, SM90, ("dot_rows", "fp32", 128, 128, 4)), (90, SM90, ("square_sum_1d", "fp32", 8192, 0, 4)),
                             (100, SM100, ("dot_rows", "fp16", 128, 64, 4))):
         name, dtype, a, b, w = key

@@ -3,10 +3,10 @@ micro kernels in tests/truth/streamed_loads.py (Triton 3.9.0, sm_90, 4 warps, nu
 by 16), recorded here and re-measured live when Triton is installed."""
 from __future__ import annotations
 
-import importlib.util
+from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, import_probe
 
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_streams import sunk_loads
@@ -63,10 +63,7 @@ def test_recorded_ptxas_counts_are_real() -> None:
     pytest.importorskip("triton", reason="needs the kernlint[triton] extra")
     from kernlint.calibrate.triton_compile import compile_jit
 
-    spec = importlib.util.spec_from_file_location("streamed_loads", FILE)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod: Any = import_probe(FILE)
     for name, dtype, block in (("three_loads", "fp32", 4096), ("two_loads", "bf16", 8192)):
         out = compile_jit(getattr(mod, name), _args(dtype), {"BLOCK": block}, {"num_warps": 4, "num_stages": 1},
                           90, 600)

@@ -45,6 +45,39 @@ def sunk_share(regs: float) -> float:
     return 1.0 if regs < SUNK_MIN_REGS else min(1.0, regs / SUNK_FULL_REGS)
 
 
+def _element_wise_sources(start: Value, producers: Mapping[int, Op], where: Mapping[int, tuple[int, ...]],
+                          loops: tuple[int, ...], strict: bool) -> tuple[dict[int, Value], set[int], bool]:
+    """The tiles an element-wise chain ending in `start` is made of: (loaded and computed tiles by id, ids of
+    the loaded ones, whether a load (or, `strict`, any op of the chain) sits in another block than `loops`).
+    `strict` also follows an `if CONSTEXPR:` whose taken branch left the value as it was (mamba's
+    `if HAS_D: out -= x * D` with HAS_D false): the merged value is the one from before the `if`."""
+    tiles: dict[int, Value] = {}
+    loads: set[int] = set()
+    outside = False
+
+    def visit(p: Op, v: Value) -> Iterable[Value]:
+        nonlocal outside
+        if not v.shape:
+            return ()
+        if p.kind == "load":
+            outside |= where.get(p.id) != loops
+            loads.add(v.id)
+            tiles[v.id] = v
+        elif p.kind in _CHAIN:
+            outside |= strict and where.get(p.id) != loops
+            tiles[v.id] = v
+            return p.operands
+        elif p.kind == "if" and strict:
+            for phi, then_value, else_value in p.attrs.get("merges", ()):
+                if phi.id == v.id and then_value.id not in producers and else_value.id in producers:
+                    tiles[v.id] = v
+                    return (else_value,)
+        return ()
+
+    walk_back(start, producers, 64, visit)
+    return tiles, loads, outside
+
+
 def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
     """Groups of loaded values (ids) that ≥ 2 loads feed into a store through element-wise ops only, loaded
     in the store's block, where every tile of the chain is read only by element-wise ops and stores (a tile
@@ -58,26 +91,10 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
         op = step.op
         if step.is_end or op.kind != "store" or len(op.operands) < 2 or not op.operands[1].shape:
             continue
-        loads: set[int] = set()
-        tiles: list[Value] = []
-        outside = False   # a load of another block (before the loop) feeds the chain
-
-        def visit(p: Op, v: Value) -> Iterable[Value]:
-            nonlocal outside
-            if not v.shape:
-                return ()
-            if p.kind == "load":
-                outside |= where.get(p.id) != step.loops
-                loads.add(v.id)
-                tiles.append(v)
-            elif p.kind in _CHAIN:
-                tiles.append(v)
-                return p.operands
-            return ()
-
-        walk_back(op.operands[1], producers, 64, visit)
+        # outside: a load of another block (before the loop) feeds the chain
+        chain, loads, outside = _element_wise_sources(op.operands[1], producers, where, step.loops, strict=False)
         streaming = all(u.kind in _STREAM_USERS and where.get(u.id) == step.loops
-                        for v in tiles for u in users.get(v.id, ()))
+                        for vid in chain for u in users.get(vid, ()))
         if outside or not (streaming and loads):
             continue
         stores = 1
@@ -95,7 +112,7 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
 
 # Loaded tiles that only feed one reduction are consumed piecewise: ptxas keeps a window of loads in flight
 # and folds each into the per-thread partial sums, instead of holding the tiles. Measured (Triton 3.9, sm_90,
-# tests/truth/reduced_streams.py; tests/test_register_streams.py holds the counts): `tl.sum(x * x)` over 64
+# tests/truth/reduced_streams.py; tests/test_reduced_streams.py holds the counts): `tl.sum(x * x)` over 64
 # fp32 per thread takes 32 registers where the tile alone is 64; `tl.sum(o * do, axis=1)` over two
 # [128, 128] fp32 tiles at 4 warps (128 per thread each, 32 rows per thread) takes 55 where they are 256.
 # Beyond the partial sums (one per row a thread holds, `reduction_partials`) the group keeps about 16 data
@@ -123,32 +140,7 @@ def reduced_streams(live: Liveness) -> list[tuple[Op, tuple[tuple[int, ...], tup
         op = step.op
         if step.is_end or step.loops or op.kind != "reduce" or len(op.operands) != 1 or not op.operands[0].shape:
             continue
-        tiles: dict[int, Value] = {}
-        loads: set[int] = set()
-        outside = False
-
-        def visit(p: Op, v: Value) -> Iterable[Value]:
-            nonlocal outside
-            if not v.shape:
-                return ()
-            if p.kind == "load":
-                outside |= where.get(p.id) != step.loops
-                loads.add(v.id)
-                tiles[v.id] = v
-            elif p.kind in _CHAIN:
-                outside |= where.get(p.id) != step.loops
-                tiles[v.id] = v
-                return p.operands
-            elif p.kind == "if":
-                # an `if CONSTEXPR:` whose taken branch left the value as it was (mamba's `if HAS_D: out -= x * D`
-                # with HAS_D false): the merged value is the one from before the `if`
-                for phi, then_value, else_value in p.attrs.get("merges", ()):
-                    if phi.id == v.id and then_value.id not in producers and else_value.id in producers:
-                        tiles[v.id] = v
-                        return (else_value,)
-            return ()
-
-        walk_back(op.operands[0], producers, 64, visit)
+        tiles, loads, outside = _element_wise_sources(op.operands[0], producers, where, step.loops, strict=True)
         only_chain = all(u.id == op.id or (u.kind in _CHAIN and u.result is not None and u.result.id in tiles)
                          for vid in tiles for u in users.get(vid, ()))
         if loads and not outside and only_chain:
