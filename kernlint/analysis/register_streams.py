@@ -127,15 +127,14 @@ ROW_TREE_PARTIALS = 8.0
 
 
 def reduced_streams(live: Liveness) -> list[tuple[Op, tuple[tuple[int, ...], tuple[int, ...]]]]:
-    """(the reduction, (ids of the loaded and chain tiles, ids of the address tiles only the loads read)) of every
-    group of tiles (loads and the element-wise values
-    between them and the reduction) that feed a single one-operand reduction in straight-line code through
-    element-wise ops only, where no tile of the chain is read by anything else (softmax's x, also read after
-    its max, is held whole)."""
+    """Every group of tiles that feeds a single one-operand reduction in straight-line code through element-wise
+    ops only, where no tile of the chain is read by anything else (softmax's x, also read after its max, is
+    held whole), as (the reduction, (ids of its loaded and chain tiles, ids of the address tiles only those
+    loads read))."""
     producers = _producer_map(live)
     where = {s.op.id: s.loops for s in live.steps if not s.is_end}
     users = readers(live)
-    out: list[tuple[int, ...]] = []
+    out: list[tuple[Op, tuple[tuple[int, ...], tuple[int, ...]]]] = []
     for step in live.steps:
         op = step.op
         if step.is_end or step.loops or op.kind != "reduce" or len(op.operands) != 1 or not op.operands[0].shape:
@@ -182,8 +181,9 @@ def reduction_partials(reduce: Op, ebytes: int, env: Mapping[str, Any], num_warp
     for a 2-D tile one per row (or column) the thread holds in Triton's default blocked layout (16-B vectors
     along the last dim, lanes then warps along it first)."""
     dims = [d.evaluate(env) if hasattr(d, "evaluate") else d for d in reduce.attrs.get("in_shape", ())]
-    if len(dims) != 2 or not all(isinstance(d, int) and d > 0 for d in dims):
-        return ROW_TREE_PARTIALS
+    if len(dims) != 2 or reduce.attrs.get("axis") not in (0, 1) or not all(isinstance(d, int) and d > 0
+                                                                          for d in dims):
+        return ROW_TREE_PARTIALS   # a 1-D row, or everything reduced to one value: one tree
     rows, cols = dims
     vec = max(1, min(cols, 16 // max(1, ebytes)))
     lanes_c = min(32, max(1, cols // vec))
@@ -195,9 +195,9 @@ def reduction_partials(reduce: Op, ebytes: int, env: Mapping[str, Any], num_warp
 
 def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, capability: int = 90,
                env: Mapping[str, Any] | None = None, num_warps: int = 4) -> None:
-    """Scale the registers of every non-largest load of each group by `sunk_share`, and of every tile streamed
-    into a reduction down to STREAM_WINDOW together (in place); `enabled` is False for Helion reductions
-    (analysis/estimate.py)."""
+    """Scale the registers of every non-largest load of each sunk group by `sunk_share`, and charge each group
+    streamed into a reduction one window (STREAM_WINDOW + its partial sums) instead of its tiles (in place);
+    `enabled` is False for Helion reductions (analysis/estimate.py)."""
     if not enabled:
         return
     for loads in derived(live, "sunk loads", lambda: sunk_loads(live)):
