@@ -38,3 +38,17 @@ def test_far_over_the_budget_is_an_estimate() -> None:
     assert len(diags) == 1
     assert diags[0].confidence is Confidence.ESTIMATE
     assert "will spill" in diags[0].message and "borderline" not in diags[0].message
+
+
+def test_explain_marks_a_borderline_spill_as_a_maybe() -> None:
+    import io
+
+    from kernlint.cli import main
+    out = io.StringIO()
+    main(["explain", str(ROOT / "examples/layernorm.py::layernorm_fwd_kernel"), "--target", "b200",
+          "--config", "BLOCK_SIZE=16384,num_warps=4,num_stages=3", "--config", "BLOCK_SIZE=65536,num_warps=16,num_stages=3",
+          *[a for name, t in ARGS.items() for a in ("--arg", f"{name}={t}")]], out)
+    rows = {line.split("│")[1].strip(): line for line in out.getvalue().splitlines() if "cli:" in line}
+    assert " B? " in rows["BLOCK_SIZE=16384, num_warps=4, num_stages=3"]      # 287 of 255: within 20 %
+    assert " B? " not in rows["BLOCK_SIZE=65536, num_warps=16, num_stages=3"] and " B " in rows[
+        "BLOCK_SIZE=65536, num_warps=16, num_stages=3"]                       # 287 of 128: it will spill
