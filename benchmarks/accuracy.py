@@ -99,7 +99,7 @@ def anchored_errors(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, tuple[
 
 
 def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, float]]:
-    from kernlint.analysis.spill_collapse import BORDERLINE_PRESSURE
+    from kernlint.analysis.spill_band import BORDERLINE_PRESSURE
     by_target: dict[str, list[tuple[dict[str, Any], Any]]] = defaultdict(list)
     for r, e in pairs:
         by_target[e.target.key].append((r, e))

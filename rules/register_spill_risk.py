@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.analysis.spill_collapse import BORDERLINE_PRESSURE, BORDERLINE_SPILL_RATE
+from kernlint.analysis.spill_band import BORDERLINE_PRESSURE, BORDERLINE_SPILL_RATE
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.rule import Case, FileContext, Rule
 from kernlint.rule_messages import config_text, where

@@ -197,7 +197,7 @@ def test_borderline_spill_rate_quoted_by_the_rule_matches_truth(development_sets
     # KL201 calls a demand within 20 % over the budget "borderline" and quotes how often ptxas spilled there;
     # recomputed here from the recorded truth of the development suite (all three targets pooled), the quote
     # must stay within 10 points of it, and further over the budget ptxas must nearly always spill.
-    from kernlint.analysis.spill_collapse import BORDERLINE_SPILL_RATE
+    from kernlint.analysis.spill_band import BORDERLINE_SPILL_RATE
     rows = development_sets["both"].values()
     near = sum(r["spill_near_n"] for r in rows)
     near_spilled = sum(round(r["spill_near_rate"] * r["spill_near_n"]) for r in rows)

@@ -117,14 +117,3 @@ def apply_philox_serialisation(regs: RegisterEstimate, spec: GpuSpec, num_warps:
         return regs   # the rest of the live set does not fit either
     return replace(regs, demand=target, allocated=min(target, regs.budget), pressure=target / regs.budget,
                    spill_bytes=0)
-
-
-# Within 20 % over the budget, whether ptxas spills is close to a coin flip; further over it nearly always
-# does. Development suite (benchmarks/truth/{triton,suite}-triton-3.9.json, configs that fit in shared
-# memory): demand 1.0-1.2x the budget spilled in 18/30 (sm_80), 24/31 (sm_90), 21/37 (sm_100) configs; over
-# 1.2x in 58/70, 47/49, 42/42. On sm_100 part of the spread is LLVM's packed f32x2 arithmetic: layernorm at
-# 128 fp32 per thread takes 220 registers from Triton's sm_100 PTX and 255 + 76 B of spills from its sm_90
-# PTX retargeted to sm_100a (same ptxas 13.4), docs/accuracy.md. tests/test_truth.py checks these rates;
-# the KL201 message and `kernlint explain` quote them.
-BORDERLINE_PRESSURE = 1.2
-BORDERLINE_SPILL_RATE = (63, 98)   # spilled / measured configs in the band, all three targets pooled

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kernlint.analysis.spill_collapse import BORDERLINE_PRESSURE
+from kernlint.analysis.spill_band import BORDERLINE_PRESSURE
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext
