@@ -149,7 +149,14 @@ def metrics(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, floa
 
 
 def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return 0
     paths = [Path(a) for a in argv] or [ROOT / "benchmarks" / "truth" / "triton-3.9.json"]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        print(f"accuracy.py: no such truth file: {', '.join(missing)}", file=sys.stderr)
+        return 2
     docs = [json.loads(p.read_text()) for p in paths]  # several truth files: their records are pooled
     records = [r for d in docs for r in d["records"]]
     pairs = estimate_records(records)
