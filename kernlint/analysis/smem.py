@@ -172,7 +172,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
     producers = producers_of(live)
     scratch: dict[int | None, SmemBuffer] = {}
-    for use in reduction_scratch(live, producers, env, num_warps):  # smem_reduce.py
+    for use in reduction_scratch(live, producers, env, num_warps, spec.capability):  # smem_reduce.py
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
     for conv in conversion_scratch(live, producers, env, num_warps, spec.capability, dots):  # smem_convert.py

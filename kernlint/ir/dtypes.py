@@ -53,6 +53,30 @@ def promote(a: str | None, b: str | None) -> str:
     return a if _INT_RANK.get(a, 3) >= _INT_RANK.get(b, 3) else b
 
 
+def reduction_input_dtype(fn: str, dtype: str, requested: str | None = None) -> str:
+    """The dtype Triton converts a reduction's or scan's input to before `tt.reduce`/`tt.scan`
+    (triton/language/standard.py, Triton 3.9):
+    * `tl.max`/`tl.min` (without `return_indices`): floats narrower than 32 bits become fp32, integers
+      narrower than 32 bits i32 — so `tl.max(tl.abs(x_fp16), axis=1)` reduces, and returns, fp32;
+    * `tl.sum`/`tl.cumsum`/`tl.cumprod` (`_pick_sum_dtype`): the `dtype=` argument if given, else integers
+      narrower than 32 bits become i32/u32 with their sign; floats keep their type (Triton 3.6 also turned
+      bf16 into fp32 first: `_promote_bfloat16_to_float32`; the model follows 3.9, kernlint/calibrate/
+      versions.py);
+    * anything else (`tl.reduce` with a user combine function, argmax/argmin, xor_sum) keeps its type."""
+    if fn in ("max", "min"):
+        if dtype in _FLOAT_RANK and _FLOAT_RANK[dtype] < _FLOAT_RANK["fp32"]:
+            return "fp32"
+        if dtype in _INT_RANK and _INT_RANK[dtype] < _INT_RANK["i32"]:
+            return "i32"
+        return dtype
+    if fn in ("sum", "cumsum", "cumprod"):
+        if requested is not None:
+            return requested
+        if dtype in _INT_RANK and _INT_RANK[dtype] < _INT_RANK["i32"]:
+            return "u32" if dtype.startswith("u") else "i32"
+    return dtype
+
+
 def python_scalar_dtype(value: object) -> str | None:
     """Python literals are weakly typed in Triton: they adopt the tile's dtype (None here)."""
     return None

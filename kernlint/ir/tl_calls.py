@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from kernlint.ir.dtypes import literal_dtype, promote
+from kernlint.ir.dtypes import literal_dtype, promote, reduction_input_dtype
 from kernlint.ir.nodes import Value, is_pointer, pointee
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int, binary
 
@@ -207,6 +207,10 @@ def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, 
     keep = kw.get("keep_dims")
     if xs is None:
         return Unknown("reduce")
+    with_indices = kw.get("return_indices")
+    if fn in ("max", "min", "sum") and len(xs) == 1 and not (
+            isinstance(with_indices, CV) and with_indices.expr.evaluate({})):
+        xs = (_promoted(lo, xs[0], fn, kw, line),)
     x = xs[0]
     ax = _axis_of(axis, len(x.shape))
     keep_dims = isinstance(keep, CV) and bool(keep.expr.evaluate({}))
@@ -219,10 +223,20 @@ def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, 
     return _multi(lo, "reduce", xs, line, shape, dtypes, axis=ax, fn=fn, in_shape=x.shape)
 
 
-def scan(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+def _promoted(lo: "Lowerer", x: Value, fn: str, kw: dict[str, Any], line: int) -> Value:
+    """The reduction's or scan's input after Triton's own conversion (dtypes.reduction_input_dtype): an
+    explicit cast of the whole tile, as `x.to(tl.float32)` in triton/language/standard.py emits it."""
+    requested = kw.get("dtype")
+    want = reduction_input_dtype(fn, x.dtype, _dtype_arg(requested, x.dtype) if requested is not None else None)
+    return x if want == x.dtype else tile(lo, "cast", (x,), line, x.shape, want)
+
+
+def scan(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str = "associative_scan") -> Any:
     xs = _tiles(_arg(args, kw, 0, "input"))
     if xs is None:
         return Unknown("scan")
+    if fn in ("cumsum", "cumprod") and len(xs) == 1:
+        xs = (_promoted(lo, xs[0], fn, kw, line),)
     ax = _axis_of(_arg(args, kw, 1, "axis"), len(xs[0].shape))
     return _multi(lo, "scan", xs, line, xs[0].shape, tuple(v.dtype for v in xs), axis=ax)
 
@@ -391,7 +405,9 @@ HANDLERS: dict[str, Handler] = {
     "split": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="split"),
     "interleave": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="interleave"),
     "make_block_ptr": make_block_ptr, "advance": advance, "make_tensor_descriptor": make_descriptor,
-    "cdiv": cdiv, "associative_scan": scan, "cumsum": scan, "cumprod": scan,
+    "cdiv": cdiv, "associative_scan": scan,
+    "cumsum": lambda lo, a, k, l: scan(lo, a, k, l, fn="cumsum"),
+    "cumprod": lambda lo, a, k, l: scan(lo, a, k, l, fn="cumprod"),
     **{name: _passthrough for name in PASSTHROUGH},
     "max_contiguous": _hint("max_contiguous"), "multiple_of": _hint("multiple_of"),
     **{name: _nothing for name in NO_RESULT},
