@@ -24,7 +24,7 @@ Rules (read in triton lib/Analysis/Utility.cpp and lib/Tools/GenericSwizzling.cp
   axis × blocks off the axis (linear recurrence [64, 32] fp32 pair, 4 warps → 2,048 B, measured);
 * a reduced tile stored through its own 1-D pointers is converted from the sliced layout to the store's
   through shared memory when the warps hold different elements in the two (welford [8] fp32 mean, 4 warps
-  → 32 B; fp8 quantizer per-group scale [G] → 4·G B)."""
+  → 32 B; fp8 quantizer per-group scale [G] → 4·G B): smem_reduced_store.py."""
 from __future__ import annotations
 
 import math
@@ -32,11 +32,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint.analysis import linear_layout
 from kernlint.analysis.access_layout import Access, memory_order, memory_shapes, size_per_thread
 from kernlint.analysis.axis_info import tile_shape
 from kernlint.analysis.liveness import Liveness
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, Value, element_bytes
 
 LANES = 32
 
@@ -295,148 +294,7 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
         if nbytes:
             uses.append(ScratchUse(loop, "reduction scratch", nbytes, f"cross-warp {op.attrs.get('fn')}", op.line))
     if reduce_layouts:
-        uses.extend(_reduced_store_conversions(live, producers, env, num_warps, memory, reduce_layouts, capability))
+        # imported here: smem_reduced_store builds on this module's layouts
+        from kernlint.analysis.smem_reduced_store import reduced_store_conversions
+        uses.extend(reduced_store_conversions(live, producers, env, num_warps, memory, reduce_layouts, capability))
     return uses
-
-
-def _reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-                               num_warps: int, memory: list[Access],
-                               reduce_layouts: Mapping[int, tuple[Layout, int]],
-                               capability: int = 80) -> list[ScratchUse]:
-    """A reduced tile keeps the sliced layout of its operand; the store of it has its own coalesced layout,
-    so Triton converts at the store (ttg.convert_layout before tt.store). Through shared memory when the
-    warps hold different elements in the two layouts (otherwise registers/shuffles): numel × element."""
-    uses = []
-    for step in live.steps:
-        op = step.op
-        if step.is_end or op.kind not in ("store", "atomic") or len(op.operands) < 2:
-            continue
-        ptr, value = op.operands[0], op.operands[1]
-        # an atomic is not vectorised (sizePerThread 1) and converts the value already cast to the pointee
-        # type (measured Triton 3.9, mamba-ssm _chunk_cumsum_bwd_kernel: tl.sum → truncf → convert_layout →
-        # tt.atomic_rmw fadd on 64 fp16 = 128 B, sm_80/90/100)
-        atomic = op.kind == "atomic"
-        dims = _dims(value, env)
-        if not dims or len(dims) != 1 or ptr.shape != value.shape:
-            continue
-        source = _reduced_source(value, producers, reduce_layouts)
-        if source is None:
-            continue
-        parent, axis = source
-        sliced_warps = tuple(k for d, kinds in enumerate(parent.bits) if d != axis for k in kinds)
-        own = 1 if atomic else max(1, int(16 // element_bytes(pointee(ptr.dtype))))
-        store_spt = size_per_thread(dims, memory, num_warps, own)
-        store_layout = blocked_layout(dims, store_spt, num_warps)
-        if store_layout is None or _warp_positions(sliced_warps) == _warp_positions(store_layout.bits[0]):
-            continue
-        # tl.store casts to the pointee type and Triton converts the narrower float side (Triton 3.9, sm_80/90/
-        # 100: a [64] fp32 row sum stored as fp8 converts 64 B, bf16 stored as fp32 128 B); before a float-to-
-        # int cast it converts the value (bf16 stored as i8: 2 B an element)
-        vb, pb = element_bytes(value.dtype), element_bytes(pointee(ptr.dtype))
-        ebytes = pb if atomic else min(vb, pb) if _is_float(value.dtype) and _is_float(pointee(ptr.dtype)) else vb
-        # Triton's RemoveLayoutConversions reloads a 1-D tile in the sliced layout instead when that is
-        # cheap: fewer elements than threads (isExpensiveLoadOrStore), then the conversion stays at the store
-        # (measured: [32] fp32 row sums × a [32] scale at 4 warps convert 32 × 2 B after the fp16 cast)
-        joined = _loaded_join_dtype(value, producers, reduce_layouts) if dims[0] >= 32 * num_warps else None
-        if joined is not None and not atomic:
-            ebytes = element_bytes(joined)
-        elems = _store_conversion_elements(parent, axis, dims[0], store_spt, num_warps, int(ebytes * 8), capability)
-        nbytes = elems * int(ebytes)
-        uses.append(ScratchUse(step.loops[-1] if step.loops else None,
-                               "reduced tile to atomic layout" if atomic else "reduced tile to store layout",
-                               nbytes, f"{elems} × {ebytes:g} B", op.line))
-    return uses
-
-
-def _store_conversion_elements(parent: Layout, axis: int, n: int, store_spt: int, num_warps: int, bitwidth: int,
-                               capability: int) -> int:
-    """Elements of the swizzled scratch of the sliced → store-layout conversion (linear_layout.scratch_
-    elements: numel / reps). A thread that keeps several rows of the row sums in both layouts moves them in
-    rounds: unsloth's fp8 row-wise GEMV ([BLOCK_N, 512] fp32 row sums, 2 warps, Triton 3.9 sm_90) takes
-    256 B at BLOCK_N 64 and also 256 B at BLOCK_N 128, where each thread holds 2 of the 128 stored rows."""
-    shape = tuple(1 << len(kinds) for kinds in parent.bits)
-    spt = tuple(1 << kinds.count("reg") for kinds in parent.bits)
-    try:
-        src = linear_layout.slice_of(shape, spt, parent.order, num_warps, axis)
-        dst = linear_layout.blocked((n,), (store_spt,), (0,), num_warps)
-        return max(1, min(n, linear_layout.scratch_elements(src, dst, bitwidth, capability)))
-    except (ValueError, IndexError, ZeroDivisionError):   # a layout the rebuild does not cover: whole tile
-        return n
-
-
-def _loaded_join_dtype(value: Value, producers: Mapping[int, Op],
-                       reduce_layouts: Mapping[int, tuple[Layout, int]]) -> str | None:
-    """Where the reduced row meets a loaded 1-D tile on its way to the store (`y = tl.sum(acc, 1) * s` with
-    `s = tl.load(s_ptr + offs_n)`), the loaded tile already has the store's coalesced layout and Triton
-    converts the reduced side there, in its dtype at that point, not at the store. Measured (Triton 3.9,
-    sm_90, unsloth's fp8 row-wise GEMV, [64, 512] fp32 row sums × an fp16 scale loaded as fp32, stored as
-    fp16, 2 warps): 64 × 4 B = 256 B of conversion scratch, where converting at the store would move fp16
-    (tests/truth/reduction_dtypes.py, scaled_row_sums).
-    Returns the dtype of the reduced operand at the join nearest the reduction, else None."""
-    derived: dict[int, bool] = {}   # value id → computed (element-wise) from a reduction result
-
-    def from_reduce(v: Value, depth: int = 0) -> bool:
-        if v.id in derived:
-            return derived[v.id]
-        if v.id in reduce_layouts:
-            derived[v.id] = True
-            return True
-        op = producers.get(v.id)
-        hit = bool(op is not None and depth < 32 and op.kind in ("elementwise", "cast")
-                   and any(from_reduce(x, depth + 1) for x in op.operands if x.shape == v.shape))
-        derived[v.id] = hit
-        return hit
-
-    def loaded(v: Value, depth: int = 0) -> bool:
-        op = producers.get(v.id)
-        if op is None or depth > 16:
-            return False
-        if op.kind == "load":
-            return True
-        return op.kind in ("elementwise", "cast") and any(loaded(x, depth + 1) for x in op.operands
-                                                          if x.shape == v.shape)
-
-    best: tuple[int, str] | None = None   # (distance from the store, dtype) of the deepest join
-    stack: list[tuple[Value, int]] = [(value, 0)]
-    seen: set[int] = set()
-    while stack and len(seen) < 64:
-        v, dist = stack.pop()
-        if v.id in seen or not from_reduce(v):
-            continue
-        seen.add(v.id)
-        op = producers.get(v.id)
-        if op is None or op.kind not in ("elementwise", "cast"):
-            continue
-        same = [x for x in op.operands if x.shape == v.shape]
-        inside = [x for x in same if from_reduce(x)]
-        if inside and any(loaded(x) for x in same if not from_reduce(x)):
-            if best is None or dist >= best[0]:
-                best = (dist, inside[0].dtype)
-        stack.extend((x, dist + 1) for x in inside)
-    return best[1] if best else None
-
-
-def _is_float(dtype: str) -> bool:
-    return dtype.startswith(("fp", "bf"))
-
-
-def _warp_positions(kinds: tuple[str, ...]) -> tuple[int, ...]:
-    return tuple(i for i, k in enumerate(kinds) if k == "warp")
-
-
-def _reduced_source(value: Value, producers: Mapping[int, Op],
-                    reduce_layouts: Mapping[int, tuple[Layout, int]]) -> tuple[Layout, int] | None:
-    """The layout and axis of the 2-D reduction a 1-D stored value is (element-wise) computed from."""
-    stack, seen = [value], set()
-    while stack and len(seen) < 32:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if v.id in reduce_layouts:
-            layout, axis = reduce_layouts[v.id]
-            return (layout, axis) if len(layout.bits) == 2 else None
-        op = producers.get(v.id)
-        if op is not None and op.kind in ("elementwise", "cast"):
-            stack.extend(x for x in op.operands if x.shape == value.shape)
-    return None
