@@ -68,11 +68,14 @@ def discover(paths: Iterable[str], resolver: Resolver, force_exclude: bool = Fal
         if p.is_file():
             found.append(str(p))
         elif p.is_dir():
+            # a directory passed explicitly is walked even when it is excluded itself (`kernlint check
+            # .venv/lib/pkg`, as ruff does): then only what lies below it is matched against the patterns
+            below = str(p) if resolver.for_path(p).is_excluded(raw) else None
             for root, dirs, files in os.walk(p):
                 settings = resolver.for_path(root)
-                dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
+                dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d), below))
                 found.extend(f for f in (os.path.join(root, name) for name in sorted(files) if name.endswith((".py", ".pyi")))
-                             if not settings.is_excluded(f))
+                             if not settings.is_excluded(f, below))
         else:
             raise PathError(f"{raw}: no such file or directory")
     return sorted(dict.fromkeys(os.path.normpath(f) if f != "-" else f for f in found))

@@ -9,6 +9,7 @@ configured `args` entry by entry. This module is imported on the cold path, so i
 from __future__ import annotations
 
 import fnmatch
+import os
 import hashlib
 import json
 import sys
@@ -64,12 +65,13 @@ class Settings:
                  if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern) for c in codes]
         return replace(self, ignore=tuple(dict.fromkeys((*self.ignore, *extra)))) if extra else self
 
-    def is_excluded(self, path: str) -> bool:
-        """True when a pattern of exclude/extend-exclude matches the path (relative to root) or its name."""
+    def is_excluded(self, path: str, below: str | None = None) -> bool:
+        """True when a pattern of exclude/extend-exclude matches the path (relative to root) or its name.
+        With `below` (an excluded directory passed explicitly), the path is matched relative to it."""
         name = Path(path).name
         if name in (".", ".."):
             return False
-        rel = _relative(path, self.root)
+        rel = os.path.relpath(path, below) if below is not None else _relative(path, self.root)
         parts = rel.split("/")
         for pattern in (*self.exclude, *self.extend_exclude):
             pattern = pattern.rstrip("/")

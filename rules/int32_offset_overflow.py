@@ -22,6 +22,30 @@ _UNSAFE = _SAFE.replace("tl.program_id(0).to(tl.int64)", "tl.program_id(0)").rep
     "    x = tl.load(x_ptr + row * stride + cols)  # expect: KL303\n").replace(
     "    tl.store(y_ptr + row * stride + cols, x)\n", "    tl.store(y_ptr + row * stride + cols, x)  # expect: KL303\n")
 
+# a product in a helper is inlined into every kernel that calls it: one finding at the helper's line
+_HELPER = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _row_start(ptr, stride):
+    return ptr + tl.program_id(1) * stride  # expect: KL303
+
+
+@triton.jit
+def scale_rows(x_ptr, stride, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(_row_start(x_ptr, stride) + cols)
+    tl.store(_row_start(x_ptr, stride) + cols, x * 2)
+
+
+@triton.jit
+def negate_rows(x_ptr, stride, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(_row_start(x_ptr, stride) + cols)
+    tl.store(_row_start(x_ptr, stride) + cols, -x)
+'''
+
 
 def _risky_products(ir: KernelIR) -> Iterator[Op]:
     ops = [op for op, _ in ir.walk()]
@@ -94,18 +118,22 @@ class Int32OffsetOverflow(Rule):
     SEVERITY = Severity.WARNING
     CONFIDENCE = Confidence.HEURISTIC
     VALID = [Case(_SAFE)]
-    INVALID = [Case(_UNSAFE)]
+    INVALID = [Case(_UNSAFE), Case(_HELPER)]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        # one finding per line: a product in a @triton.jit helper is inlined into every kernel that calls it
+        found: dict[int, tuple[str, list[str], str]] = {}   # line → (expression, kernel names, first qualname)
         for k in ctx.kernels:
-            seen: set[int] = set()
             for op in _risky_products(k.ir):
-                if op.line in seen:
-                    continue
-                seen.add(op.line)
-                names = " * ".join(k.ir.name_of(v) for v in op.operands)
-                yield self.diagnostic(
-                    ctx, op.line,
-                    f"`{names}` in `{k.jit.name}` multiplies a program id by a runtime integer in int32; it "
-                    "overflows past 2**31 elements — cast the program id with `.to(tl.int64)` first",
-                    kernel=k.jit.qualname)
+                expr = " * ".join(k.ir.describe(v) for v in op.operands)
+                _, names, _ = found.setdefault(op.line, (expr, [], k.jit.qualname))
+                if k.jit.name not in names:
+                    names.append(k.jit.name)
+        for line, (expr, names, qualname) in sorted(found.items()):
+            where = f"`{names[0]}`" if len(names) == 1 else \
+                f"`{names[0]}` and {len(names) - 1} more kernel{'s' if len(names) > 2 else ''}"
+            yield self.diagnostic(
+                ctx, line,
+                f"`{expr}` in {where} multiplies a program id by a runtime integer in int32; it "
+                "overflows past 2**31 elements — cast the program id with `.to(tl.int64)` first",
+                kernel=qualname)

@@ -44,3 +44,16 @@ def test_codes_are_unique_and_well_formed() -> None:
     assert all(len(c) == 5 and c.startswith("KL") and c[2:].isdigit() for c in codes)
     for code in ("KL001", "KL101", "KL201", "KL202", "KL301", "KL302", "KL303", "KL401"):
         assert code in codes
+
+
+def test_kl303_names_the_expression_and_every_kernel_once() -> None:
+    """An unnamed operand is printed as the code that made it, not as an internal value number, and a
+    product inlined from one helper into two kernels is one finding naming both."""
+    from rules.int32_offset_overflow import _HELPER
+
+    from kernlint.api import Settings, lint_source
+    found = [d for d in lint_source(_HELPER, "helper.py", Settings()).files[0].diagnostics if d.code == "KL303"]
+    assert len(found) == 1
+    assert "`tl.program_id(1) * stride`" in found[0].message
+    assert "`scale_rows` and 1 more kernel " in found[0].message
+    assert "%" not in found[0].message.split("`")[1]

@@ -284,7 +284,8 @@ class Lowerer(ControlFlowLowering):
             if op == "/" and not any(d and d.startswith(("fp", "bf")) for d in (da, db)):
                 dtype = "fp32"  # true division of ints yields fp32 in Triton
         consts = [x.expr for x in (a, b) if isinstance(x, CV)]
-        extra = {"scalar": consts[0]} if len(consts) == 1 else {}  # contiguity analysis reads `x * 1`
+        # contiguity analysis reads `x * 1`; messages print `1 - x` the right way round
+        extra = {"scalar": consts[0], "scalar_first": isinstance(a, CV)} if len(consts) == 1 else {}
         return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn=op, **extra)
 
     def inline(self, helper: JitFunction, args: list[Any], kwargs: dict[str, Any], line: int) -> Any:

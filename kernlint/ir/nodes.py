@@ -106,6 +106,35 @@ class KernelIR:
         """The source variable a value was first bound to, for messages."""
         return value.name or self.value_names.get(value.id, f"%{value.id}")
 
+    def describe(self, value: Value, depth: int = 3) -> str:
+        """A value for messages: its source variable, else the expression that made it (`tl.program_id(1)`,
+        `pid.to(i64)`, `(a + b)`; broadcasts and views show their operand), `%id` only past `depth`."""
+        name = value.name or self.value_names.get(value.id)
+        if name:
+            return name
+        producers = self.cache.get("producers")
+        if producers is None:
+            producers = {r.id: op for op, _ in self.walk() for r in op.all_results()}
+            self.cache["producers"] = producers
+        op = producers.get(value.id)
+        if op is None or depth <= 0:
+            return f"%{value.id}"
+        if op.kind == "program_id":
+            axis = op.attrs.get("axis")
+            return f"tl.{op.attrs.get('fn', 'program_id')}({'' if axis is None else axis})"
+        if op.kind in ("view", "broadcast_to", "reshape") and op.operands:
+            return self.describe(op.operands[0], depth)
+        if op.kind == "cast" and op.operands:
+            return f"{self.describe(op.operands[0], depth - 1)}.to({value.dtype})"
+        fn = op.attrs.get("fn")
+        if op.kind == "elementwise" and fn in ("+", "-", "*", "/", "//", "%") and len(op.operands) == 2:
+            a, b = (self.describe(v, depth - 1) for v in op.operands)
+            return f"({a} {fn} {b})"
+        if op.kind == "elementwise" and fn in ("+", "-", "*", "/", "//", "%") and "scalar" in op.attrs:
+            a, b = self.describe(op.operands[0], depth - 1), str(op.attrs["scalar"])
+            return f"({b} {fn} {a})" if op.attrs.get("scalar_first") else f"({a} {fn} {b})"
+        return f"%{value.id}"
+
     def walk(self) -> list[tuple[Op, int]]:
         """All ops in program order with their loop depth."""
         out: list[tuple[Op, int]] = []

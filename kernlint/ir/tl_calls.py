@@ -83,8 +83,13 @@ def _values(*entries: Any) -> tuple[Value, ...]:
 
 
 # -- handlers ---------------------------------------------------------------------------------------
-def program_id(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
-    return tile(lo, "program_id", (), line, (), "i32")
+def program_id(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *,
+               fn: str = "program_id") -> Any:
+    from kernlint.ir.lower import CV
+
+    axis = _arg(args, kw, 0, "axis")
+    ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
+    return tile(lo, "program_id", (), line, (), "i32", fn=fn, axis=ax)
 
 
 def arange(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -390,7 +395,8 @@ def _nothing(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int
 
 
 HANDLERS: dict[str, Handler] = {
-    "program_id": program_id, "num_programs": program_id, "arange": arange,
+    "program_id": program_id,
+    "num_programs": lambda lo, a, k, l: program_id(lo, a, k, l, fn="num_programs"), "arange": arange,
     "zeros": lambda lo, a, k, l: full(lo, a, k, l, fill=False),
     "full": lambda lo, a, k, l: full(lo, a, k, l, fill=True),
     "zeros_like": like, "full_like": like, "ones_like": like,
