@@ -143,3 +143,18 @@ def test_exclude_and_force_exclude(tmp_path: Path) -> None:
     assert "skip_b.py:13" in out                     # explicitly passed: linted (ruff's rule)
     code, out = run("check", "skip_b.py", "gen/a.py", "--force-exclude", "--no-cache")
     assert code == 0 and "0 file(s)" in out          # pre-commit passes files: exclude still applies
+
+
+def test_an_excluded_directory_passed_explicitly_is_walked(tmp_path: Path) -> None:
+    """`kernlint check .vendor/pkg` lints the package (the '.*' default pattern matches the directory itself);
+    below it the patterns still apply, and --force-exclude skips it as for files."""
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\nextend-exclude = ["skip_*.py"]\n')
+    for rel in (".vendor/pkg/k.py", ".vendor/pkg/skip_k.py", ".vendor/pkg/.hidden/k.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(BAD_BLOCK)
+    _, out = run("check", ".vendor/pkg", "--output-format", "concise", "--no-cache")
+    assert ".vendor/pkg/k.py:13" in out and "skip_k.py" not in out and ".hidden" not in out
+    _, out = run("check", ".", "--output-format", "concise", "--no-cache")
+    assert ".vendor" not in out                      # not passed explicitly: pruned while walking
+    code, out = run("check", ".vendor/pkg", "--force-exclude", "--no-cache")
+    assert code == 0 and "0 file(s)" in out
