@@ -19,7 +19,7 @@ from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
 from kernlint.ir.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
 from kernlint.ir.nodes import KernelIR, Op, Region, Unmodelled, Value
 from kernlint.ir.pointers import pointer_params
-from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, unary
+from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, select, unary
 
 MAX_INLINE_DEPTH = 8
 
@@ -211,6 +211,8 @@ class Lowerer(ControlFlowLowering):
                 known = cond.expr.evaluate(self.module.constants)
                 if not isinstance(known, Unknown):
                     return self.expr(node.body if known else node.orelse, env)
+                return self.constexpr_choice(cond, self.expr(node.body, env), self.expr(node.orelse, env),
+                                             self.line(node))
             return tl_calls.where(self, (cond, self.expr(node.body, env), self.expr(node.orelse, env)), {},
                                   self.line(node))
         if isinstance(node, cst.Subscript):
@@ -267,6 +269,25 @@ class Lowerer(ControlFlowLowering):
 
             return DT(pointee(obj.dtype))
         return Unknown(f"attribute .{attr}")
+
+    def constexpr_choice(self, cond: CV, then: Any, other: Any, line: int) -> Any:
+        """`a if CONSTEXPR else b` with the constexpr bound per config: a constexpr when both sides are, else
+        one value whose shape follows the branch each config takes (`o_cm[:, None] * s if X_DIM == 2 else 0`
+        is [BM, 1] or a scalar, so what it is added to keeps its own shape when X_DIM != 2)."""
+        if isinstance(then, CV) and isinstance(other, CV):
+            return CV(select(cond.expr, then.expr, other.expr))
+        values = [v for v in (then, other) if isinstance(v, Value)]
+        if not values:
+            return then if not isinstance(then, Unknown) else other
+        rank = max(len(v.shape) for v in values)
+
+        def dims(x: Any) -> tuple[Expr, ...]:
+            shape = x.shape if isinstance(x, Value) else ()
+            return (Const(1),) * (rank - len(shape)) + tuple(shape)
+
+        shape = tuple(select(cond.expr, a, b) for a, b in zip(dims(then), dims(other)))
+        dtype = promote(then.dtype if isinstance(then, Value) else None, other.dtype if isinstance(other, Value) else None)
+        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn="where")
 
     def arith(self, op: str, a: Any, b: Any, line: int) -> Any:
         if isinstance(a, CV) and isinstance(b, CV):

@@ -135,6 +135,36 @@ class UnExpr(Expr):
         return f"{self.op}({self.operand})" if self.op.isalpha() else f"{self.op}{self.operand}"
 
 
+@dataclass(frozen=True, slots=True)
+class CondExpr(Expr):
+    """`then if test else other` on a constexpr test: Triton picks the branch at compile time, so one config
+    sees one of them (a shape dimension of `o_cm[:, None] if X_DIM == 2 else 0` is BM or 1)."""
+    test: Expr
+    then: Expr
+    other: Expr
+
+    def evaluate(self, env: Mapping[str, Scalar]) -> Scalar | Unknown:
+        t = self.test.evaluate(env)
+        if isinstance(t, Unknown):
+            return t
+        return (self.then if t else self.other).evaluate(env)
+
+    def free_symbols(self) -> frozenset[str]:
+        return self.test.free_symbols() | self.then.free_symbols() | self.other.free_symbols()
+
+    def __str__(self) -> str:
+        return f"({self.then} if {self.test} else {self.other})"
+
+
+def select(test: Expr, then: Expr, other: Expr) -> Expr:
+    """Build `then if test else other`, folding a known test and equal branches."""
+    if then == other:
+        return then
+    if isinstance(test, Const):
+        return then if test.value else other
+    return CondExpr(test, then, other)
+
+
 def binary(op: str, left: Expr, right: Expr) -> Expr:
     """Build `left op right`, folding constants and identities (`x - 0`, `x * 1`) so shapes read well."""
     if isinstance(left, Const) and isinstance(right, Const):
