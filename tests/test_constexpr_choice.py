@@ -62,3 +62,10 @@ def test_recorded_ptxas_counts_are_real() -> None:
                                                                       "num_stages": 1}, 90, 600)
         assert out.get("error") is None, out.get("error")
         assert abs(out["regs"] - sm90) <= 4 and not out["spill_store"], (bm, bn, w, out["regs"])
+
+
+def test_peak_tiles_name_the_branch_taken() -> None:
+    """Messages show the shape the config has (`BMxBN` at X_DIM = 2), not the conditional expression."""
+    e = _estimates("h100", 2)[(128, 128, 4)]
+    shapes = [t.shape for t in e.registers.peak_tiles]
+    assert "BMxBN" in shapes and not any(" if " in s for s in shapes)

@@ -155,6 +155,14 @@ class CondExpr(Expr):
     def __str__(self) -> str:
         return f"({self.then} if {self.test} else {self.other})"
 
+    def chosen(self, env: Mapping[str, Scalar]) -> Expr:
+        """The branch this config takes (itself while the test is unknown), for shape labels."""
+        t = self.test.evaluate(env)
+        if isinstance(t, Unknown):
+            return self
+        branch = self.then if t else self.other
+        return branch.chosen(env) if isinstance(branch, CondExpr) else branch
+
 
 def select(test: Expr, then: Expr, other: Expr) -> Expr:
     """Build `then if test else other`, folding a known test and equal branches."""
