@@ -39,6 +39,9 @@ def _score(rows: list[tuple[float, float, float, int, int, bool]], scale: float,
 
 
 def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return 0
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import accuracy

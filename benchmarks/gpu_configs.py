@@ -364,7 +364,13 @@ def _write(outdir: str, results: list[dict[str, Any]]) -> None:
 
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "plan"
-    if cmd == "plan":
+    if cmd in ("-h", "--help"):
+        print(__doc__)
+    elif cmd not in ("plan", "run", "report") or (cmd == "report" and len(sys.argv) < 3):
+        print(f"usage: gpu_configs.py plan | run OUTDIR | report RESULTS.json (got {' '.join(sys.argv[1:])!r})",
+              file=sys.stderr)
+        sys.exit(2)
+    elif cmd == "plan":
         plan()
     elif cmd == "run":
         run(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OUT", "."))

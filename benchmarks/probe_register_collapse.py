@@ -33,7 +33,14 @@ def kernel_source(k: int) -> str:
 
 
 def main(argv: list[str]) -> int:
-    import triton
+    if any(a in ("-h", "--help") for a in argv) or len(argv) < 2:
+        print(__doc__)
+        return 0 if argv else 2
+    try:
+        import triton
+    except ModuleNotFoundError:
+        print("probe_register_collapse.py needs Triton: pip install -e '.[triton]'", file=sys.stderr)
+        return 2
     from triton import knobs
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource

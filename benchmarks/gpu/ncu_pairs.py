@@ -105,7 +105,9 @@ def report(path: str) -> None:
 
 
 if __name__ == "__main__":
-    if "--metrics" in sys.argv:
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__)
+    elif "--metrics" in sys.argv:
         print(",".join(METRICS))
     elif "--report" in sys.argv:
         report(sys.argv[sys.argv.index("--report") + 1])
