@@ -57,6 +57,14 @@ ITER_PER_ELEM_US = 0.05
 # that reduce across the tile each iteration (cross-entropy: its barrier already serialises the iteration;
 # counting it there picked 0.881 of the best instead of 0.960) nor straight-line bodies (one round trip).
 SCALAR_L1_IN_LATENCY = 2.0
+# A loop-free kernel that reduces across the whole CTA (softmax's row max and row sum) takes each reduction
+# through shared memory and a barrier, a chain that grows with log2(num_warps). H200 run 26, whole-row
+# softmax at equal modelled memory time: 4 warps beat 8 (4096 × 4096: 21.5 against 22.2 µs; 16384 × 3000:
+# 71.0 against 73.6) and 1 warp beat 2 (32768 × 512: 25.0 against 25.9). Replay of every saved H200 timing:
+# 0.9746 → 0.9754, softmax 0.988 → 0.995, no other kernel moves; 0.2-0.3 µs pick the same, from 0.35 µs
+# softmax 8192 × 2048 goes to too few warps. Loops are left alone: a row loop's barriers overlap with the
+# next iteration's loads (layernorm and rmsnorm lost 3-5 % with this term).
+BLOCK_REDUCTION_US = 0.25
 L1_WAVEFRONTS_PER_CLK = 1.0    # Hopper L1: one 128-B wavefront per clock per SM
 
 
@@ -87,6 +95,7 @@ class Work:
     # per round trip) — each loop's memory efficiency from its own bytes in flight (Little's law)
     segments: tuple[tuple[float, float], ...] = ()
     loop_reduces: bool = False  # a loop body reduces or scans across its tile (a barrier per iteration)
+    block_reductions: int = 0   # reductions/scans of a loop-free kernel (each a barrier chain, see above)
 
 
 def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
@@ -100,7 +109,7 @@ def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
 def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int,
                 num_warps: int = 4) -> Work:
     flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = excess = 0.0
-    scalar = 0
+    scalar = reductions = 0
     sweeps: dict[str, list[tuple[int, float]]] = {}   # pointer argument → (loop line, bytes) per looped load
     unknown: list[int] = []
     segments: list[tuple[float, float]] = []
@@ -128,7 +137,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         # mult: how often the body runs; span: how many tiles' worth of data its masked accesses move, the
         # loop's unrounded trip count — the masked-off tail of the last tile reads no memory
         nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar, \
-            loop_reduces, excess
+            loop_reduces, excess, reductions
         body_bytes = 0.0
         loads = 0
         for op in ops_:
@@ -149,6 +158,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                 visit(region.ops, mult, depth, loop, span=span)
             res = op.result
             loop_reduces = loop_reduces or (depth > 0 and op.kind in ("reduce", "scan"))
+            reductions += op.kind in ("reduce", "scan")
             if op.kind == "dot" and res is not None:
                 m, n, k = (_val(op.attrs.get(x), env) for x in ("M", "N", "K"))
                 flops += 2.0 * m * n * k * mult
@@ -197,7 +207,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
     return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
                 iter_elems, tuple(unknown), wavefronts, excess, scalar, reread, footprint, tuple(segments),
-                loop_reduces)
+                loop_reduces, 0 if has_loop else reductions)
 
 
 PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (then a 2- and a 1-iteration tail)
@@ -353,6 +363,8 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     if not work.pipelined and work.scalar_excess and not work.loop_reduces:
         latency += SCALAR_L1_IN_LATENCY * resident * work.scalar_excess / (
             L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3)
+    if work.block_reductions and cfg.num_warps > 1:
+        latency += BLOCK_REDUCTION_US * work.block_reductions * math.log2(cfg.num_warps)
     terms = {"compute": compute, "memory": memory, "issue": issue, "latency": latency, "l1": lsu}
     bound = max(terms, key=lambda k: terms[k])
     wave = sum(v ** SOFT_MAX_P for v in terms.values()) ** (1.0 / SOFT_MAX_P)

@@ -251,3 +251,34 @@ def test_scalar_loads_in_a_row_loop_lengthen_its_round_trips() -> None:
     assert t[2048] < t[4096]     # before this term the model ranked 4096 first (H200 run 24: 0.885 of best)
     _, vec = _work("examples/layernorm.py", "layernorm_fwd_kernel", {"M": 4096, "N": 8192}, 1024, 8)
     assert vec.scalar_excess == 0                       # vectorised rows pay nothing extra
+
+
+def test_block_wide_reductions_of_a_loop_free_kernel_cost_a_barrier_chain() -> None:
+    """softmax (examples/softmax.py) is loop-free with two reductions across the CTA (the row max and the row
+    sum); rmsnorm reduces between its row loops and is left alone. By hand, at 8 warps the two barrier chains
+    add 2 × log2(8) × BLOCK_REDUCTION_US to one CTA's latency, at 4 warps 2 × 2 × BLOCK_REDUCTION_US."""
+    from kernlint.hardware.specs import SPECS
+    from kernlint.recommend import model
+    from kernlint.recommend.core import _evaluate, learn_space
+    shape = {"n_rows": 4096, "n_cols": 4096}
+    _, soft = _work("examples/softmax.py", "softmax_kernel", shape, 4096, 8)
+    _, rms = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 1024, 8)
+    assert (soft.block_reductions, rms.block_reductions) == (2, 0)
+    res = lint_paths([str(ROOT / "examples/softmax.py")], Settings(targets=("h200",)))
+    k = next(k for f in res.files for k in f.kernels if k.jit.name == "softmax_kernel")
+    src = read_kernel_source(k.jit.path, k.jit.name)
+    env, space = bucket_env(k, src, shape), learn_space(k, src, shape)
+
+    def latency(warps: int) -> float:
+        c = _evaluate(k, src, SPECS["h200"], {**space.fixed, "BLOCK_SIZE": 4096}, warps, 1, env)
+        assert c is not None
+        return c.score.terms["latency"]
+
+    with_term = {w: latency(w) for w in (4, 8)}
+    saved, model.BLOCK_REDUCTION_US = model.BLOCK_REDUCTION_US, 0.0
+    try:
+        without = {w: latency(w) for w in (4, 8)}
+    finally:
+        model.BLOCK_REDUCTION_US = saved
+    assert abs(with_term[8] - without[8] - 2 * 3 * saved) < 1e-9
+    assert abs(with_term[4] - without[4] - 2 * 2 * saved) < 1e-9
