@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
-from kernlint.analysis.register_access import element_wise_load_costs
+from kernlint.analysis.register_access import element_wise_load_costs, vectorised_offset_costs
 from kernlint.analysis.register_chained import chained_replication
 from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
@@ -31,7 +31,7 @@ from kernlint.analysis.placement import DotPlacement, mma_family, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.tl_dispatch import PHILOX_RESULTS
 from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
-from kernlint.ir.symbolic import CondExpr, Unknown, as_int
+from kernlint.ir.symbolic import Unknown, as_int, shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +178,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
+    costs.update(vectorised_offset_costs(live, env, threads, costs, model.index_vector))
     costs.update({**non_affine_offset_costs(live, env, num_warps), **tma_descriptor_costs(live, spec.capability),
                   **unaligned_pointer_costs(live, env, threads)})
     # element-by-element addresses are rematerialised by ptxas when the budget is short (see remat below)
@@ -248,7 +249,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         demand = int(round(demand + model.headroom_share * (ONE_WARP_TARGET - demand)))
     allocated = min(demand, budget)
     spill = max(0, demand - budget) * 4
-    tiles = sorted((LiveTile(v.name or "tile", "x".join(str(_label(d, env)) for d in v.shape) or "scalar", v.dtype,
+    tiles = sorted((LiveTile(v.name or "tile", "x".join(str(shown(d, env)) for d in v.shape) or "scalar", v.dtype,
                              costs[v.id], _def_line(live, v.id))
                     for v in live.live_at(peak_at) if costs[v.id] >= 1.0),
                    key=lambda t: -t.registers)[:8]
@@ -264,11 +265,6 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
 # words per element (the seed's key pair is a shared scalar). Measured (Triton 3.9, sm_90, a kernel that only
 # stores tl.rand(seed, offsets), 1 warp): 1/2/4/8/32 elements per thread -> 14/20/30/48/145 registers.
 PHILOX_STATE_WORDS = 4
-
-
-def _label(dim: Any, env: Mapping[str, Any]) -> Any:
-    # a constexpr choice (`x if X_DIM == 2 else 1`) is shown as the branch this config takes
-    return dim.chosen(env) if isinstance(dim, CondExpr) else dim
 
 
 def _philox_state(value: Value, env: Mapping[str, Any], threads: int) -> float:

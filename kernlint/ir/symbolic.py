@@ -164,6 +164,11 @@ class CondExpr(Expr):
         return branch.chosen(env) if isinstance(branch, CondExpr) else branch
 
 
+def shown(dim: Expr, env: Mapping[str, Scalar]) -> Expr:
+    """A shape dimension for messages: a constexpr choice shows the branch this config takes."""
+    return dim.chosen(env) if isinstance(dim, CondExpr) else dim
+
+
 def select(test: Expr, then: Expr, other: Expr) -> Expr:
     """Build `then if test else other`, folding a known test and equal branches."""
     if then == other:
