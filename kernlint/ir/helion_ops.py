@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from kernlint.ir import tl_calls
+from kernlint.ir import tl_calls, tl_reductions
 from kernlint.ir.lower import CV, DT, HelperRef, Tup
 from kernlint.ir.nodes import Value
 from kernlint.ir.symbolic import Const, Expr, Unknown
@@ -72,14 +72,14 @@ def reduce(lo: "HelionLowerer", x: Any, fn: str, args: tuple[Any, ...], kwargs: 
     keep = _kw(kwargs, "keepdim", "keep_dims")
     if dim is None:  # a full reduction: flatten then reduce (Triton reduces axis None the same way)
         dim = CV(Const(None))
-    out = tl_calls.reduce(lo, (x, dim), {"keep_dims": keep} if keep is not None else {}, line, fn=REDUCE[fn])
+    out = tl_reductions.reduce(lo, (x, dim), {"keep_dims": keep} if keep is not None else {}, line, fn=REDUCE[fn])
     if fn in ("mean", "var", "norm") and isinstance(out, Value):
         out = tl_calls.tile(lo, "elementwise", (out,), line, out.shape, out.dtype, fn="/")
     if fn == "logsumexp" and isinstance(out, Value):  # max, exp(x - max), sum, log
         e = tl_calls.tile(lo, "elementwise", (x,), line, x.shape, x.dtype, fn="exp")
-        out = tl_calls.reduce(lo, (e, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="sum")
+        out = tl_reductions.reduce(lo, (e, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="sum")
     if fn in ("max", "min") and _kw(kwargs, "dim") is not None or (fn in ("max", "min") and args):
-        idx = tl_calls.reduce(lo, (x, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="argmax")
+        idx = tl_reductions.reduce(lo, (x, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="argmax")
         return Tup((out, idx))  # torch.max(x, dim) returns (values, indices)
     return out
 
@@ -89,9 +89,9 @@ def softmax(lo: "HelionLowerer", x: Any, args: tuple[Any, ...], kwargs: dict[str
         return Unknown("softmax")
     dim = _kw(kwargs, "dim") or (args[0] if args else CV(Const(-1)))
     keep = {"keep_dims": CV(Const(True))}
-    m = tl_calls.reduce(lo, (x, dim), keep, line, fn="max")
+    m = tl_reductions.reduce(lo, (x, dim), keep, line, fn="max")
     e = tl_calls.tile(lo, "elementwise", (x, m), line, x.shape, "fp32", fn="exp")
-    s = tl_calls.reduce(lo, (e, dim), keep, line, fn="sum")
+    s = tl_reductions.reduce(lo, (e, dim), keep, line, fn="sum")
     return tl_calls.tile(lo, "elementwise", (e, s), line, x.shape, "fp32", fn="/")
 
 

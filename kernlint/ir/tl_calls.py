@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from kernlint.ir.dtypes import literal_dtype, promote, reduction_input_dtype
+from kernlint.ir.dtypes import literal_dtype, promote
 from kernlint.ir.nodes import Value, is_pointer, pointee
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int, binary
 
@@ -27,8 +27,6 @@ ELEMENTWISE = {
 PASSTHROUGH = {"max_constancy", "constexpr", "assume_aligned"}
 NO_RESULT = {"static_assert", "device_assert", "device_print", "static_print", "debug_barrier", "assume",
              "inline_asm_elementwise_noresult"}
-REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
-SCANS = {"cumsum", "cumprod", "associative_scan"}
 ATOMICS = {"atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or",
            "atomic_xor"}
 
@@ -174,76 +172,6 @@ def dot_scaled(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: i
     lhs, rhs = _arg(args, kw, 0, "lhs"), _arg(args, kw, 3, "rhs")
     acc = _arg(args, kw, 6, "acc")
     return dot(lo, (lhs, rhs, acc), {}, line)
-
-
-def _axis_of(axis: Any, rank: int) -> int | None:
-    from kernlint.ir.lower import CV
-
-    ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
-    return None if ax is None or rank == 0 else ax % rank
-
-
-def _tiles(x: Any) -> tuple[Value, ...] | None:
-    """The operand(s) of a reduce/scan: one tile, or a tuple of same-shape tiles (`tl.reduce((a, b), …)`)."""
-    from kernlint.ir.lower import Tup
-
-    if isinstance(x, Value):
-        return (x,)
-    if isinstance(x, Tup) and x.items and all(isinstance(i, Value) for i in x.items):
-        return tuple(x.items)
-    return None
-
-
-def _multi(lo: "Lowerer", kind: str, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...],
-           dtypes: tuple[str, ...], **attrs: Any) -> Any:
-    """One op with a result per operand (a tuple reduce/scan is one tt.reduce/tt.scan in Triton)."""
-    from kernlint.ir.lower import Tup
-
-    results = tuple(lo.new_value(shape, d) for d in dtypes)
-    lo.emit(kind, operands, line, results[0], extra_results=results[1:], **attrs)
-    return results[0] if len(results) == 1 else Tup(results)
-
-
-def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
-    from kernlint.ir.lower import CV
-
-    xs = _tiles(_arg(args, kw, 0, "input"))
-    axis = _arg(args, kw, 1, "axis")
-    keep = kw.get("keep_dims")
-    if xs is None:
-        return Unknown("reduce")
-    with_indices = kw.get("return_indices")
-    if fn in ("max", "min", "sum") and len(xs) == 1 and not (
-            isinstance(with_indices, CV) and with_indices.expr.evaluate({})):
-        xs = (_promoted(lo, xs[0], fn, kw, line),)
-    x = xs[0]
-    ax = _axis_of(axis, len(x.shape))
-    keep_dims = isinstance(keep, CV) and bool(keep.expr.evaluate({}))
-    if ax is None:
-        shape: tuple[Expr, ...] = ()
-    else:
-        shape = tuple(Const(1) if (i == ax and keep_dims) else d for i, d in enumerate(x.shape)
-                      if i != ax or keep_dims)
-    dtypes = ("i32",) if fn in ("argmax", "argmin") else tuple(v.dtype for v in xs)
-    return _multi(lo, "reduce", xs, line, shape, dtypes, axis=ax, fn=fn, in_shape=x.shape)
-
-
-def _promoted(lo: "Lowerer", x: Value, fn: str, kw: dict[str, Any], line: int) -> Value:
-    """The reduction's or scan's input after Triton's own conversion (dtypes.reduction_input_dtype): an
-    explicit cast of the whole tile, as `x.to(tl.float32)` in triton/language/standard.py emits it."""
-    requested = kw.get("dtype")
-    want = reduction_input_dtype(fn, x.dtype, _dtype_arg(requested, x.dtype) if requested is not None else None)
-    return x if want == x.dtype else tile(lo, "cast", (x,), line, x.shape, want)
-
-
-def scan(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str = "associative_scan") -> Any:
-    xs = _tiles(_arg(args, kw, 0, "input"))
-    if xs is None:
-        return Unknown("scan")
-    if fn in ("cumsum", "cumprod") and len(xs) == 1:
-        xs = (_promoted(lo, xs[0], fn, kw, line),)
-    ax = _axis_of(_arg(args, kw, 1, "axis"), len(xs[0].shape))
-    return _multi(lo, "scan", xs, line, xs[0].shape, tuple(v.dtype for v in xs), axis=ax)
 
 
 def where(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -411,9 +339,7 @@ HANDLERS: dict[str, Handler] = {
     "split": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="split"),
     "interleave": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="interleave"),
     "make_block_ptr": make_block_ptr, "advance": advance, "make_tensor_descriptor": make_descriptor,
-    "cdiv": cdiv, "associative_scan": scan,
-    "cumsum": lambda lo, a, k, l: scan(lo, a, k, l, fn="cumsum"),
-    "cumprod": lambda lo, a, k, l: scan(lo, a, k, l, fn="cumprod"),
+    "cdiv": cdiv,
     **{name: _passthrough for name in PASSTHROUGH},
     "max_contiguous": _hint("max_contiguous"), "multiple_of": _hint("multiple_of"),
     **{name: _nothing for name in NO_RESULT},

@@ -12,14 +12,13 @@ from kernlint.ir.tl_calls import (
     _PREFIXES,
     ELEMENTWISE,
     HANDLERS,
-    REDUCTIONS,
     Handler,
     _values,
     cast,
     elementwise,
-    reduce,
     tile,
 )
+from kernlint.ir.tl_reductions import REDUCTIONS, SCANS, reduce, scan
 
 if TYPE_CHECKING:
     from kernlint.ir.lower import Lowerer
@@ -30,6 +29,8 @@ def _handler(short: str) -> Handler | None:
         return HANDLERS[short]
     if short in REDUCTIONS:
         return lambda lo, a, k, l: reduce(lo, a, k, l, fn=short)
+    if short in SCANS:
+        return lambda lo, a, k, l: scan(lo, a, k, l, fn=short)
     if short in ELEMENTWISE:
         return lambda lo, a, k, l: elementwise(lo, a, k, l, fn=short)
     if short in PHILOX_RESULTS:
