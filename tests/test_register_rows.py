@@ -8,7 +8,7 @@ import sys
 from conftest import ROOT
 
 from kernlint.analysis.liveness import compute_liveness
-from kernlint.analysis.registers import _held_across_iterations
+from kernlint.analysis.register_elementwise import held_across_iterations
 from kernlint.api import Settings, lint_paths
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -33,12 +33,12 @@ def _pairs(kernel: str, subset: dict) -> list[tuple[dict, object]]:
     return accuracy.estimate_records(chosen)
 
 
-def test_tile_loaded_before_a_loop_and_read_inside_is_held_across_iterations() -> None:
+def test_tile_loaded_before_a_loop_and_read_inside_isheld_across_iterations() -> None:
     # rmsnorm_bwd: `W_row = tl.load(W_ptr + cols).to(tl.float32)` before the row loop, read by every iteration
     res = lint_paths([str(NORM_BWD)], Settings(targets=("h100",), arg_types=RMSNORM_BWD_ARGS))
     kernel = next(k for f in res.files for k in f.kernels if k.jit.name == "rmsnorm_bwd_kernel")
     live = compute_liveness(kernel.ir, {"BLOCK_SIZE": 4096})
-    held = _held_across_iterations(live)
+    held = held_across_iterations(live)
     w_row = [vid for vid, (start, _) in live.intervals.items()
              if live.steps[start].op.line == 89 and live.values[vid].dtype == "fp32" and live.values[vid].shape]
     assert w_row and all(vid in held for vid in w_row)

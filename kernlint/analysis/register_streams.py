@@ -265,7 +265,7 @@ def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float
 
 def scan_results(live: Liveness) -> set[int]:
     """Values a scan produces: they exist whole (every element is written before any is read), so they are
-    never streamed element by element (registers._streamed_values)."""
+    never streamed element by element (register_elementwise.streamed_values)."""
     return {v.id for s in live.steps if s.op.kind == "scan" and not s.is_end for v in s.op.all_results()}
 
 
@@ -273,7 +273,7 @@ def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> se
     """Dot products scaled before they are added to a loop-carried accumulator (`acc += tl.dot(a, b) *
     a_s[:, None] * b_s[None, :]`, block-scaled fp8 GEMMs). The MMA writes the whole fresh product while the
     carried accumulator is live, so the product is never streamed element by element
-    (registers._streamed_values). A plain `acc += tl.dot(a, b)` is not one: Triton's combine pass folds the
+    (register_elementwise.streamed_values). A plain `acc += tl.dot(a, b)` is not one: Triton's combine pass folds the
     add into the MMA's accumulator operand (lib/Dialect/TritonGPU... Combine: add(dot(a, b, 0), d) ->
     dot(a, b, d)). Found on the public set: unsloth's _w8a8_block_fp8_matmul at 64×64×64 · 4 warps,
     ptxas 157 (sm_90) / 196 (sm_100) registers against 73 / 105 estimated with the product streamed."""

@@ -20,8 +20,8 @@ from kernlint.analysis.register_chained import chained_replication
 from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
-from kernlint.analysis.register_streams import (reduction_tree, scaled_products, scan_results, sink_loads,
-                                                window_accumulated_loads)
+from kernlint.analysis.register_elementwise import carry_streamed_data, streamed_values
+from kernlint.analysis.register_streams import reduction_tree, sink_loads, window_accumulated_loads
 from kernlint.analysis.register_tmem import (deferred_row_sums, epilogue_registers, folded_accumulations,
                                              staged_async_operands)
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
@@ -30,8 +30,8 @@ from kernlint.analysis.register_widen import hold_widened_loads_narrow
 from kernlint.analysis.placement import DotPlacement, mma_family, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.tl_dispatch import PHILOX_RESULTS
-from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
-from kernlint.ir.symbolic import Unknown, as_int, shown
+from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
+from kernlint.ir.symbolic import as_int, shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +154,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     costs: dict[int, float] = {}
     data: set[int] = set()
     loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
-    streamed = derived(live, "streamed values", lambda: _streamed_values(live, loaded, env))
+    streamed = derived(live, "streamed values", lambda: streamed_values(live, loaded, env))
     accumulators = _accumulators(live, dots, env)
     acc: set[int] = set()
     complete = True
@@ -190,7 +190,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
                 remat.add(vid)
     for vid, factor in chained_replication(live, dots, env, num_warps, family).items():
         costs[vid] *= factor  # a short tile of a chained dot is copied across warps (register_chained.py)
-    _carry_streamed_data(live, streamed, costs)
+    carry_streamed_data(live, streamed, costs)
     hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
     stream_in_place(live, costs, env, threads)
     sink_loads(live, costs, enabled=sink, capability=spec.capability, env=env, num_warps=num_warps)
@@ -277,85 +277,6 @@ def _accumulators(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     return through_merges_and_loops(live, {d.op.result.id for d in dots if d.op.result is not None}, env)
 
 
-# A reshape whose layouts agree is a renaming of registers (no shared-memory round trip: measured Triton 3.9,
-# examples/quantize_fp8.py reshapes [G·128] <-> [G, 128] with only the reduction's scratch in shared memory).
-_STREAMING_USERS = ("elementwise", "cast", "store", "reduce", "view", "reshape")
-
-
-def _streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) -> set[int]:
-    """Computed tiles that never exist whole: Triton emits element-wise chains per element, so a
-    single-use intermediate feeding another element-wise op, a store or a reduction lives in the
-    registers of the operands it replaces (measured: swiglu BLOCK 16384 w4 needs 116 registers, about
-    its two loaded bf16 tiles, not the five fp32 intermediates)."""
-    uses: dict[int, dict[int, str]] = {}   # value → {using op id: op kind}; `x * x` is one use
-    for step in live.steps:
-        if step.is_end:
-            continue
-        for v in step.op.operands:
-            uses.setdefault(v.id, {})[step.op.id] = step.op.kind
-        for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
-            uses.setdefault(c.yielded.id, {})[-step.op.id] = "yield"
-        for merge in step.op.attrs.get("merges", ()) if step.op.kind == "if" else ():
-            for v in merge[1:]:  # an if-branch value renamed to the merged result: a view of it
-                if isinstance(v, Value):
-                    uses.setdefault(v.id, {})[-step.op.id] = "view"
-    out: set[int] = set()
-    held = _held_across_iterations(live)
-    scanned = scan_results(live)   # written whole by a scan before any element is read
-    scanned |= scaled_products(live, uses)
-    # an MMA writes its whole product at once: read by two ops (`h * tl.sigmoid(h)`) it is held whole until the
-    # last (probe fused MLP, tests/truth/chained_dots.py, 64×64 · 4 warps: 75 → 106 against ptxas 125 on sm_90)
-    scanned |= {s.op.result.id for s in live.steps if not s.is_end and s.op.kind == "dot" and s.op.result is not None
-                and len(uses.get(s.op.result.id, {})) > 1}
-    for vid, value in live.values.items():
-        if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held or vid in scanned:
-            continue
-        kinds = list(uses.get(vid, {}).values())
-        if len(kinds) == 1 and kinds[0] in _STREAMING_USERS:
-            out.add(vid)
-        elif kinds and all(k in _ELEMENTWISE_USERS for k in kinds) and _elementwise_span(live, vid, env):
-            out.add(vid)
-    return out
-
-
-def _held_across_iterations(live: Liveness) -> set[int]:
-    """Values no element-wise chain can stream: a loop-carried block argument holds the previous
-    iteration's tile, and a tile defined before a loop and read inside it (the weight row of a row loop)
-    is read again by every iteration, so both exist whole in registers for the loop's duration. Measured
-    (Triton 3.9, rmsnorm_bwd: W_row loaded before the row loop, dW_row carried, bf16, 32 fp32 elements per
-    thread): 162-208 registers, not the 95 of the two per-row tiles alone."""
-    out = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
-    for vid, (start, end) in live.intervals.items():  # a use inside a loop ends the interval at its end marker
-        last = live.steps[end] if end < len(live.steps) else None
-        if last is not None and last.is_end and last.op.kind == "for" and last.op.id not in live.steps[start].loops:
-            out.add(vid)
-    return out
-
-
-# Ops that need a whole tile at once (or split the element-wise chain): a value live across one of them
-# is materialised, not recomputed per element.
-_ELEMENTWISE_USERS = ("elementwise", "cast", "store", "view")
-_TILE_BARRIERS = ("reduce", "scan", "dot", "for", "while", "if", "load", "atomic", "trans", "reshape")
-
-
-def _elementwise_span(live: Liveness, vid: int, env: Mapping[str, Any]) -> bool:
-    """A computed tile read only by element-wise ops (e.g. `x` in `x * sigmoid(x)`) with no whole-tile op
-    between its definition and its last use: Triton lowers the chain element by element, and ptxas
-    keeps one element of it at a time, not the tile. Measured (Triton 3.9, swiglu_fwd: silu(a) · b,
-    bf16, 16 elements per thread): 32 registers — the two loaded tiles, the packed output and
-    addressing — not the 16 extra words of the fp32 `a` that silu reads twice."""
-    start, end = live.intervals[vid]
-    return all(live.steps[i].op.kind not in _TILE_BARRIERS or _resolved_if(live.steps[i].op, env)
-               for i in range(start + 1, end))
-
-
-def _resolved_if(op: Op, env: Mapping[str, Any]) -> bool:
-    """An `if` on a constexpr is resolved by Triton's code generator: only the taken branch is emitted, inline,
-    so it splits no element-wise chain (cross_entropy_bwd's `if HAS_SMOOTHING` between exp and where)."""
-    cond = op.attrs.get("cond") if op.kind == "if" else None
-    return cond is not None and not op.operands and not isinstance(cond.evaluate(env), Unknown)
-
-
 def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], num_stages: int,
                               costs: dict[int, float]) -> None:
     """An operand load the pipeliner keeps in registers (not a cp.async copy) is issued num_stages − 1
@@ -373,28 +294,6 @@ def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Map
         for value in d.register_pipelined:
             if value.id in costs and value not in d.element_loaded:  # isSmallLoad: not pipelined at all
                 costs[value.id] *= in_flight
-
-
-def _carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, float]) -> None:
-    """A streamed value held across a whole-tile op (typically `x = tl.load(...).to(tl.float32)` followed by
-    more loads before `x` is used) still holds its data: the operands that die where it is defined hand
-    their registers to it. It costs the smaller of its own size and theirs (ptxas keeps the narrow loaded
-    form and converts at the use). Measured (Triton 3.9, sm_90, residual_dropout: x and residual fp16
-    loads, 16 elements per thread, tl.rand replaced by an affine term): 45 registers — both loaded tiles
-    (16) are live together with the addresses, not one of them."""
-    step_index = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
-    for vid in streamed:
-        start, end = live.intervals[vid]
-        if not any(live.steps[i].op.kind == "load" and live.steps[i].loops == live.steps[start].loops
-                   for i in range(start + 1, end)):
-            continue
-        op = live.steps[start].op
-        dying = [v for v in op.operands if v.shape and v.id in costs and v.id not in streamed
-                 and live.intervals.get(v.id, (0, -1))[1] == step_index.get(op.id)]
-        inherited = sum(costs[v.id] for v in dying)
-        if inherited:
-            own = costs.get(vid, 0.0)
-            costs[vid] = inherited if own == 0.0 else min(own, inherited)
 
 
 def _def_line(live: Liveness, vid: int) -> int:
