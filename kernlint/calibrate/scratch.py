@@ -14,8 +14,10 @@ reading files). Instead this writes a new module that holds only
   * the kernel itself, with only its ``@triton.jit`` decorator: ``@autotune``/``@heuristics`` are dropped
     because calibrate passes every constexpr and launch option itself.
 
-Globals that resolve to anything else (torch, host functions) are listed in ``missing``; if the kernel really
-uses one, Triton's error names it. Building never imports anything: libcst only.
+Names bound inside module-level ``if``/``try`` blocks (Triton helpers picked per version, constants picked per
+device) are re-bound as described in scratch_globals.py; a constant taken from one branch of a condition is
+listed in ``assumed``. Globals that resolve to anything else (torch, host functions) are listed in ``missing``;
+if the kernel really uses one, Triton's error names it. Building never imports anything: libcst only.
 """
 from __future__ import annotations
 
@@ -23,8 +25,10 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import libcst as cst
 
+from kernlint.calibrate.scratch_globals import alias_import, conditional_assignment, import_targets, triton_bindings
 from kernlint.frontend.facts import JitFunction, ModuleFacts
 from kernlint.frontend.kernels import JIT_NAMES, collect_module_facts, module_name_for
 from kernlint.frontend.names import NameResolver
@@ -32,6 +36,7 @@ from kernlint.frontend.parse import ParseFailure, parse_bytes
 
 HEADER = "# Scratch module written by `kernlint calibrate` from {files}.\n# The original modules were never imported.\n"
 _LITERALS = (int, float, bool, str, type(None))
+_UNKNOWN = object()
 
 
 class ScratchError(Exception):
@@ -113,6 +118,7 @@ class ScratchModule:
     files: tuple[str, ...]               # source files it was built from (labels)
     missing: tuple[str, ...]             # globals it could not provide
     spans: tuple[LineSpan, ...] = field(default=())
+    assumed: tuple[str, ...] = ()        # constants taken from one branch of a module-level condition
 
     @property
     def sha256(self) -> str:
@@ -211,10 +217,12 @@ class _Builder:
     def __init__(self, tree: SourceTree) -> None:
         self.tree = tree
         self.imports: list[str] = ["import triton", "import triton.language as tl"]
+        self.imported: set[str] = {"triton", "tl"}  # names the copied import lines bind
         self.constants: list[str] = []
         self.functions: list[tuple[str, JitFunction, ParsedModule]] = []
         self.bound: dict[str, str] = {}            # scratch global → what it stands for (clash detection)
         self.missing: list[str] = []
+        self.assumed: list[str] = []
         self.files: list[str] = []
         self._done: set[str] = set()
 
@@ -234,6 +242,9 @@ class _Builder:
             for line in _triton_imports(pm):
                 if line not in self.imports:
                     self.imports.append(line)
+                    small = cst.parse_statement(line)
+                    if isinstance(small, cst.SimpleStatementLine):
+                        self.imported.update(local for local, _ in import_targets(small.body[0]))
 
     def add_function(self, jit: JitFunction, pm: ParsedModule, alias: str | None = None) -> None:
         key = f"{pm.facts.module_name}.{jit.qualname}"
@@ -249,40 +260,86 @@ class _Builder:
         self.functions.append((key, jit, pm))
         self.resolve(_jit_only(jit, pm), pm, skip=jit.qualname)
 
+    def add_triton_alias(self, local: str, alternatives: list[str]) -> None:
+        if local not in self.imported and self.bind(local, f"triton {' or '.join(alternatives)}"):
+            self.constants.append(alias_import(local, alternatives))
+
+    def _statement(self, pm: ParsedModule, name: str) -> tuple[cst.Assign | cst.AnnAssign | None, str | None]:
+        stmt = _constant_stmt(pm, name)
+        if stmt is not None:
+            return stmt, None  # type: ignore[return-value]
+        found = conditional_assignment(pm.module, name)
+        return (found[0], found[1]) if found else (None, None)
+
+    def _provides(self, pm: ParsedModule, local: str, qn: str) -> bool:
+        """Whether `local` (qualified `qn` in pm) is something add_global can bind: without adding it."""
+        if _is_triton(qn) or pm.jit(qn) is not None:
+            return True
+        if qn == local:
+            return local in pm.facts.constants or self._statement(pm, local)[0] is not None \
+                or local in triton_bindings(pm.module, pm.names)
+        found = self._foreign(qn)
+        return found is not None and self._provides(found[0], found[1], found[1])
+
+    def _foreign(self, qn: str) -> tuple[ParsedModule, str] | None:
+        """The parsed module and top-level name an imported qualified name refers to (`pkg.utils.RCP_LN2`)."""
+        module, _, attr = qn.rpartition(".")
+        pm = self.tree.module(module) if module else None
+        return (pm, attr) if pm is not None else None
+
     def add_constant(self, name: str, pm: ParsedModule) -> None:
         if not self.bind(name, f"constant {pm.facts.module_name}.{name}"):
             return
-        value = pm.facts.constants[name]
-        stmt = _constant_stmt(pm, name)
+        stmt, condition = self._statement(pm, name)
         value_node = stmt.value if stmt is not None else None
         refs = global_refs(value_node, pm.names) if value_node is not None else []
-        portable = all(_is_triton(qn) or (qn == local and local in pm.facts.constants) for local, qn in refs)
-        if stmt is not None and portable:
-            for local, qn in refs:  # dependencies first: `B = A * 2` needs A
-                if not _is_triton(qn):
-                    self.add_constant(local, pm)
+        if stmt is not None and all(self._provides(pm, local, qn) for local, qn in refs):
+            self.resolve(value_node, pm, skip=name)  # dependencies first: `B = A * 2` needs A
             self.constants.append(_code(stmt).strip().rstrip(";"))
-        elif isinstance(value, _LITERALS) or (isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value)):
+            if condition is not None:
+                self.assumed.append(f"{pm.facts.module_name}.{name} = {_code(value_node)} (assumed `{condition}`)")
+            return
+        value = pm.facts.constants.get(name, _UNKNOWN)
+        if isinstance(value, _LITERALS) or (isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value)):
             constexpr = stmt is not None and "constexpr" in _code(stmt)
             self.constants.append(f"{name} = tl.constexpr({value!r})" if constexpr else f"{name} = {value!r}")
         else:
             self.missing.append(f"{pm.facts.module_name}.{name}")
 
+    def add_global(self, local: str, qn: str, pm: ParsedModule) -> bool:
+        """Bind a module-level name of `pm` (or one it imports) in the scratch module; False if impossible."""
+        own = pm.jit(qn)
+        if own is not None:
+            self.add_function(own, pm, alias=local if local != own.name else None)
+        elif qn == local and local in triton_bindings(pm.module, pm.names):
+            self.add_triton_alias(local, triton_bindings(pm.module, pm.names)[local])
+        elif qn == local and (local in pm.facts.constants or self._statement(pm, local)[0] is not None):
+            self.add_constant(local, pm)
+        elif (found := self.tree.jit_by_full_name(qn)) is not None:
+            self.add_function(found[0], found[1], alias=local)
+        elif (foreign := self._foreign(qn)) is not None and self._provides(foreign[0], foreign[1], foreign[1]):
+            other, attr = foreign
+            self.add_module(other)
+            self.add_global(attr, attr, other)
+            if local != attr and self.bind(local, f"alias of {qn}"):
+                self.constants.append(f"{local} = {attr}")
+        else:
+            return False
+        return True
+
     def resolve(self, node: cst.CSTNode, pm: ParsedModule, skip: str) -> None:
+        triton_refs: dict[str, list[str]] = {}
         for local, qn in global_refs(node, pm.names):
             if qn == skip:
                 continue
             if _is_triton(qn):
-                continue  # bound by the copied import lines (or absent: Triton names it)
-            own = pm.jit(qn)
-            if own is not None:
-                self.add_function(own, pm, alias=local if local != own.name else None)
-            elif qn == local and local in pm.facts.constants:
-                self.add_constant(local, pm)
-            elif (found := self.tree.jit_by_full_name(qn)) is not None:
-                self.add_function(found[0], found[1], alias=local)
-            elif qn not in self.missing:
+                # bound by the copied import lines, else by the module's own (conditional) imports
+                if local not in self.imported:
+                    triton_refs.setdefault(local, []).append(qn)
+            elif not self.add_global(local, qn, pm) and qn not in self.missing:
                 self.missing.append(qn)
+        for local, qns in triton_refs.items():
+            self.add_triton_alias(local, triton_bindings(pm.module, pm.names).get(local, qns))
 
     def render(self, kernel: JitFunction) -> ScratchModule:
         lines = [HEADER.format(files=", ".join(self.files)), *self.imports, "", *self.constants, ""]
@@ -296,7 +353,8 @@ class _Builder:
             def_offset = next(i for i, ln in enumerate(fn_code.splitlines()) if ln.lstrip().startswith(("def ", "async def ")))
             spans.append(LineSpan(base + def_offset, base + fn_code.count("\n") - 1, pm.label, jit.line))
             text += "\n\n" + fn_code
-        return ScratchModule(text, kernel.name, tuple(self.files), tuple(dict.fromkeys(self.missing)), tuple(spans))
+        return ScratchModule(text, kernel.name, tuple(self.files), tuple(dict.fromkeys(self.missing)), tuple(spans),
+                            tuple(self.assumed))
 
 
 def build_scratch(tree: SourceTree, pm: ParsedModule, kernel: JitFunction) -> ScratchModule:

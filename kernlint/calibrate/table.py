@@ -99,13 +99,16 @@ def render(cal: Calibration, console: Console) -> None:
                   f"(kernel, jit helpers, constexpr globals); the module itself was not imported[/dim]")
     if cal.scratch.missing:
         console.print(f"[dim]globals not copied into the scratch module: {', '.join(cal.scratch.missing)}[/dim]")
+    for assumed in cal.scratch.assumed:  # a constant the module binds per condition: calibrate took one branch
+        console.print(f"[yellow]assumed[/yellow] {assumed}")
 
 
 def to_json(cal: Calibration) -> dict[str, Any]:
     return {
         "kernel": cal.kernel, "path": cal.path, "environment": cal.env,
         "signature": [{"name": a.name, "kind": a.kind, "spec": a.value, "source": a.source} for a in cal.signature],
-        "assumptions": [a.describe() for a in cal.signature if a.source.startswith("default")] + cal.assumptions,
+        "assumptions": [a.describe() for a in cal.signature if a.source.startswith("default")] + cal.assumptions
+        + list(cal.scratch.assumed),
         "scratch": {"files": list(cal.scratch.files), "missing": list(cal.scratch.missing),
                     "sha256": cal.scratch.sha256},
         "rows": [{"target": r.target.key, "capability": r.target.capability, "origin": r.origin,
