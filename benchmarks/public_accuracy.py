@@ -164,7 +164,9 @@ def prepare_kernel(cand: Candidate, caps: tuple[int, ...], max_configs: int) -> 
         res.skip = "kernlint: no analysable kernel (" + "; ".join(result.internal_errors)[:120] + ")"
         return res, None
     blocks = set(shape_symbols(ka.ir)) & set(ka.jit.constexpr_names)
-    plan = ps.plan_configs(ka.jit, ka.points, blocks, max_configs)
+    jits = {j.name: j for m in tree.modules.values() for j in m.facts.jit_functions}   # kernel's file wins
+    jits.update({j.name: j for j in pm.facts.jit_functions})
+    plan = ps.plan_configs(ka.jit, ka.points, blocks, max_configs, jits.get)
     if plan.skip:
         res.skip = plan.skip
         return res, None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,8 +297,11 @@ def unroll_bound(jit: JitFunction, name: str) -> bool:
     return re.search(rf"static_range\([^)]*\b{re.escape(name)}\b", text) is not None
 
 
-def condition_only(jit: JitFunction, name: str) -> bool:
-    """True when the constexpr is read only as a condition (`if NAME:`, `NAME and ...`, `not NAME`)."""
+def condition_only(jit: JitFunction, name: str, helper: Callable[[str], JitFunction | None] = lambda n: None,
+                   depth: int = 0) -> bool:
+    """True when the constexpr is read only as a condition (`if NAME:`, `NAME and ...`, `not NAME`), here or,
+    passed on as an argument, in the jit helper `helper(callee name)` finds (flash-attn's AMD kernels hand
+    `DEBUG_TRITON` down to their inner loops, which only `print` under it)."""
     uses = 0
     in_condition = 0
 
@@ -309,6 +313,23 @@ def condition_only(jit: JitFunction, name: str) -> bool:
         def visit_IfExp(self, node: cst.IfExp) -> None:
             nonlocal in_condition
             in_condition += _count(node.test)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal in_condition
+            callee = helper(_call_name(node)) if depth < 3 else None
+            if callee is None:
+                return
+            params = [p.name for p in callee.params]
+            for i, arg in enumerate(node.args):
+                if not (isinstance(arg.value, cst.Name) and arg.value.value == name):
+                    continue
+                param = arg.keyword.value if arg.keyword is not None else params[i] if i < len(params) else None
+                if param is not None and condition_only(callee, param, helper, depth + 1):
+                    in_condition += 1
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)  # not the keyword of `f(FLAG=FLAG)`: that is the callee's name for it
+            return False
 
         def visit_Name(self, node: cst.Name) -> None:
             nonlocal uses
@@ -348,7 +369,7 @@ def _spread(items: list[Any], n: int) -> list[Any]:
 
 
 def plan_configs(jit: JitFunction, points: tuple[ConfigPoint, ...], block_names: set[str],
-                 max_configs: int) -> ConfigPlan:
+                 max_configs: int, helper: Callable[[str], JitFunction | None] = lambda n: None) -> ConfigPlan:
     """Configs to compile: kernlint's config points (autotune > launch > default), unknown values filled by
     the stated defaults; at most ``max_configs``, spread over the autotune list."""
     plan = ConfigPlan()
@@ -362,7 +383,7 @@ def plan_configs(jit: JitFunction, points: tuple[ConfigPoint, ...], block_names:
         base.update({n: DEFAULT_UNROLL for n in unrolls})
         missing = [n for n in missing if n not in unrolls]
         blocks = [n for n in missing if n in block_names]
-        flags = [n for n in missing if n not in block_names and condition_only(jit, n)]
+        flags = [n for n in missing if n not in block_names and condition_only(jit, n, helper)]
         other = [n for n in missing if n not in blocks and n not in flags]
         dtypes = [n for n in other if used_as_dtype(jit, n)]
         if dtypes:

@@ -105,6 +105,41 @@ def test_configs_spread_over_autotune_and_flags_default_false() -> None:
                             {"BLOCK": 512, "HAS_SCALE": False, "num_warps": 8, "num_stages": 3}]
 
 
+FLAG_PASSED_DOWN = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def _inner(x, DEBUG: tl.constexpr, SCALE: tl.constexpr):
+    if DEBUG:
+        tl.device_print("x", x)
+    return x * SCALE
+
+@triton.jit
+def outer_kernel(x_ptr, BLOCK: tl.constexpr, DEBUG: tl.constexpr, SCALE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = _inner(tl.load(x_ptr + offs), DEBUG, SCALE=SCALE)
+    if not DEBUG:
+        tl.store(x_ptr + offs, _inner(x, DEBUG=DEBUG, SCALE=SCALE))
+"""
+
+
+def test_a_flag_handed_to_a_helper_that_only_tests_it_is_still_a_flag() -> None:
+    # flash-attn's AMD kernels pass DEBUG_TRITON to inner loops that only `print` under it: 64 made Triton
+    # format a tensor in an f-string and reject the kernel; SCALE is a value wherever it goes
+    from kernlint.frontend.kernels import collect_module_facts
+    from kernlint.frontend.parse import parse_bytes
+    facts, _ = collect_module_facts("flags.py", parse_bytes(FLAG_PASSED_DOWN.encode()).module)  # type: ignore[union-attr]
+    jits = {j.name: j for j in facts.jit_functions}
+    outer, helper = jits["outer_kernel"], {"_inner": jits["_inner"]}.get
+    kernels = {k.jit.name: k for f in lint_source(FLAG_PASSED_DOWN, "flags.py", Settings(targets=("h100",))).files
+               for k in f.kernels}
+    assert ps.condition_only(outer, "DEBUG", helper) and not ps.condition_only(outer, "DEBUG")
+    assert not ps.condition_only(outer, "SCALE", helper)
+    plan = ps.plan_configs(outer, kernels["outer_kernel"].points, {"BLOCK"}, 1, helper)
+    assert plan.configs[0]["DEBUG"] is False and plan.configs[0]["SCALE"] == 64
+
+
 def test_unknown_block_sizes_get_the_default_set_and_sizes_get_64() -> None:
     ka = _kernel("scan_kernel")
     blocks = set(shape_symbols(ka.ir)) & set(ka.jit.constexpr_names)

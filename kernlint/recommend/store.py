@@ -64,6 +64,8 @@ def write_store(path: str, entries: list[Entry], generator: str) -> None:
 
 
 def read_store(path: str) -> list[Entry]:
+    """The entries of a store; any problem is one StoreError naming the file and what is wrong (the shim turns
+    it into a log line inside the user's program, `kernlint check` into KL406), never another exception."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -71,21 +73,43 @@ def read_store(path: str) -> list[Entry]:
         raise StoreError(f"{path}: cannot read the config store: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: not a kernlint config store (invalid JSON: {exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+    except RecursionError:
+        raise StoreError(f"{path}: not a kernlint config store (JSON nested too deeply)") from None
+    found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+    if isinstance(found, str) and found.startswith("kernlint.lock/") and found != SCHEMA:
+        raise StoreError(f"{path}: unsupported config store version {found!r} (this kernlint reads {SCHEMA!r}); "
+                         f"regenerate it with `kernlint recommend` or upgrade kernlint")
+    if found != SCHEMA:
         raise StoreError(f"{path}: not a kernlint config store (schema {found!r}, expected {SCHEMA!r})")
-    out: list[Entry] = []
-    for i, e in enumerate(data.get("entries") or []):
-        try:
-            cfg = e["config"]
-            if not isinstance(cfg.get("kwargs", {}), dict) or not isinstance(cfg.get("num_warps", 4), int):
-                raise TypeError("config")
-            out.append(Entry(str(e["kernel"]), str(e["target"]), str(e.get("bucket", "*")), cfg,
-                             dict(e.get("estimate") or {}), str(e.get("rationale", "")),
-                             dict(e["space"]) if isinstance(e.get("space"), dict) else None))
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise StoreError(f"{path}: entry {i} is malformed ({exc})") from None
-    return out
+    entries = data.get("entries") or []
+    if not isinstance(entries, list):
+        raise StoreError(f"{path}: `entries` must be a list, not {type(entries).__name__}")
+    return [_entry(path, i, e) for i, e in enumerate(entries)]
+
+
+def _entry(path: str, i: int, e: Any) -> Entry:
+    def bad(field: str, want: str, got: Any) -> StoreError:
+        return StoreError(f"{path}: entry {i} is malformed: `{field}` must be {want}, not {got!r}"[:300])
+
+    if not isinstance(e, dict):
+        raise bad("entry", "an object", e)
+    for key in ("kernel", "target"):
+        if not isinstance(e.get(key), str):
+            raise bad(key, "a string", e.get(key))
+    cfg = e.get("config")
+    if not isinstance(cfg, dict):
+        raise bad("config", "an object", cfg)
+    if not isinstance(cfg.get("kwargs", {}), dict):
+        raise bad("config.kwargs", "an object", cfg.get("kwargs"))
+    for key in ("num_warps", "num_stages", "maxnreg"):
+        v = cfg.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise bad(f"config.{key}", "a positive integer", v)
+    for key in ("estimate", "space"):
+        if e.get(key) is not None and not isinstance(e[key], dict):
+            raise bad(key, "an object", e[key])
+    return Entry(e["kernel"], e["target"], str(e.get("bucket", "*")), cfg, dict(e.get("estimate") or {}),
+                 str(e.get("rationale", "")), dict(e["space"]) if isinstance(e.get("space"), dict) else None)
 
 
 def stale_entries(entries: list[Entry], current: dict[tuple[str, str], str]) -> list[tuple[Entry, str]]:

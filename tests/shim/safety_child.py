@@ -93,7 +93,8 @@ def main() -> None:
                         "restored": _triton_untouched()}
 
     try:
-        for bad in ("not_json.json", "wrong_schema.json", "list.json", "bad_entry.json", "missing.json"):
+        for bad in ("not_json.json", "wrong_schema.json", "list.json", "bad_entry.json", "missing.json",
+                    "entries_int.json", "estimate_str.json", "deep.json", "warps_bool.json"):
             scenario("corrupt:" + bad, bad, add)
         scenario("stale", "stale.json", add)
         scenario("compile_fail_plain", "failing.json", add)

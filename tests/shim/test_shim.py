@@ -58,6 +58,30 @@ def test_store_roundtrip_and_bad_input(tmp_path: Path) -> None:
         read_store(str(bad))
 
 
+@pytest.mark.parametrize("doc, message", [
+    ({"schema": "kernlint.lock/1", "entries": 5}, "`entries` must be a list, not int"),
+    ({"schema": "kernlint.lock/1", "entries": [7]}, "entry 0 is malformed: `entry` must be an object"),
+    ({"schema": "kernlint.lock/1", "entries": [{"kernel": "m:f@x", "target": "h100", "config": {"num_warps": "8"}}]},
+     "`config.num_warps` must be a positive integer, not '8'"),
+    ({"schema": "kernlint.lock/1", "entries": [{"kernel": "m:f@x", "target": "h100", "config": {},
+                                                "estimate": "n/a"}]}, "`estimate` must be an object"),
+    ({"schema": "kernlint.lock/2", "entries": []}, "unsupported config store version 'kernlint.lock/2'"),
+])
+def test_every_malformed_store_is_one_store_error_naming_the_field(tmp_path: Path, doc: object, message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(StoreError) as info:
+        read_store(str(bad))
+    assert str(bad) in str(info.value) and message in str(info.value)
+
+
+def test_deeply_nested_json_is_a_store_error(tmp_path: Path) -> None:
+    bad = tmp_path / "deep.json"
+    bad.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(StoreError, match="nested too deeply"):
+        read_store(str(bad))
+
+
 @pytest.mark.skipif(not all(_has(TRITON_PY, m) for m in ("torch", "triton", "numpy")),
                     reason="needs triton, torch (CPU) and numpy for TRITON_INTERPRET=1")
 def test_shim_under_interpreter_keeps_results(tmp_path: Path) -> None:

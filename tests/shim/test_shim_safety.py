@@ -20,7 +20,8 @@ from test_shim_runtime import HERE, PYTHONS, ROOT, _entry, _kid, _usable
 
 AUTHOR_ADD = (1024, 4)                  # add_kernel launched with BLOCK_SIZE=1024, num_warps=4
 AUTHOR_AUTO = (1024, 4)                 # add_kernel_autotuned's single config
-CORRUPT = ["not_json.json", "wrong_schema.json", "list.json", "bad_entry.json", "missing.json"]
+CORRUPT = ["not_json.json", "wrong_schema.json", "list.json", "bad_entry.json", "missing.json",
+           "entries_int.json", "estimate_str.json", "deep.json", "warps_bool.json"]
 
 
 def _write_stores(d: Path) -> None:
@@ -36,6 +37,13 @@ def _write_stores(d: Path) -> None:
     (d / "wrong_schema.json").write_text(json.dumps({"schema": "someone-else/3", "entries": []}))
     (d / "list.json").write_text(json.dumps([{"kernel": "x", "target": "h100"}]))
     (d / "bad_entry.json").write_text(json.dumps({"schema": SCHEMA, "entries": [{"kernel": "m:f@sha256:0"}]}))
+    # each used to escape as TypeError / ValueError / RecursionError from install() (review of 2026-11-30)
+    (d / "entries_int.json").write_text(json.dumps({"schema": SCHEMA, "entries": 5}))
+    good = _entry(add, {"BLOCK_SIZE": 256}, 2, 1).to_json()
+    (d / "estimate_str.json").write_text(json.dumps({"schema": SCHEMA, "entries": [{**good, "estimate": "n/a"}]}))
+    (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (d / "warps_bool.json").write_text(json.dumps({"schema": SCHEMA, "entries": [
+        {**good, "config": {**good["config"], "num_warps": True}}]}))
 
 
 @pytest.fixture(scope="module", params=PYTHONS)

@@ -64,3 +64,9 @@ def test_corrupt_store_is_reported_not_fatal(tmp_path: Path, monkeypatch: pytest
     Path("kernlint.lock.json").write_text("{not json")
     code, out = _check("vector_add.py", "--output-format", "concise")
     assert code == 1 and "kernlint.lock.json" in out and "invalid JSON" in out
+    # a well-formed file with a bad field: still one KL406, and the file's own findings are kept (it used to
+    # be a KL000 internal error per linted file, with every finding lost)
+    Path("kernlint.lock.json").write_text('{"schema": "kernlint.lock/1", "entries": [{"kernel": "m:f@x", '
+                                          '"target": "h100", "config": {}, "estimate": "n/a"}]}')
+    code, out = _check("vector_add.py", "--output-format", "concise")
+    assert code == 1 and "KL406" in out and "`estimate` must be an object" in out and "KL000" not in out
