@@ -83,6 +83,25 @@ def test_bad_files_get_a_diagnostic_and_the_run_goes_on(tmp_path: Path) -> None:
     assert "internal error" not in out
 
 
+def test_a_syntax_error_is_reported_where_python_reports_it(tmp_path: Path) -> None:
+    # libcst's parser gives up a line or two past the mistake; the position and message are CPython's
+    # (1-based columns in the CLI: CPython's offset)
+    lines = KERNEL.splitlines()
+    cases = {"colon.py": (5, "def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr)", 46, "expected ':'"),
+             "unclosed.py": (8, "    mask = (offs < n", 12, "'(' was never closed"),
+             "dangling.py": (7, "    offs = ", 12, "invalid syntax")}
+    for name, (line, text, col, message) in cases.items():
+        (tmp_path / name).write_text("\n".join(lines[:line - 1] + [text] + lines[line:]) + "\n")
+        try:
+            compile((tmp_path / name).read_text(), name, "exec")
+        except SyntaxError as exc:
+            assert (exc.lineno, exc.offset, exc.msg) == (line, col, message)   # the hand-written truth is CPython's
+    code, out = run("check", str(tmp_path), "--output-format", "concise", "--no-cache")
+    assert code == 1
+    for name, (line, _, col, message) in cases.items():
+        assert f"{name}:{line}:{col}: KL001 syntax error: {message}" in out, out
+
+
 def test_source_excerpts_cannot_drive_the_terminal(tmp_path: Path) -> None:
     # the full format prints the offending line: an escape sequence in it is shown as U+FFFD, a binary file
     # gets no excerpt at all, and a minified 5,000-character line is cut

@@ -149,6 +149,16 @@ def check_syntax(text: str) -> ParseFailure | bool:
     return measured is not None
 
 
+def _cpython_syntax_error(text: str) -> SyntaxError | None:
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
 def parse_text(text: str) -> ParsedSource | ParseFailure:
     checked = check_syntax(text)
     if isinstance(checked, ParseFailure):
@@ -158,6 +168,11 @@ def parse_text(text: str) -> ParsedSource | ParseFailure:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
+        cpython = _cpython_syntax_error(text)
+        if cpython is not None:
+            # CPython's message and position: libcst's point one or two lines past the error (where its
+            # parser gave up) and name tokens, not the mistake ("expected ':'", "'(' was never closed")
+            return ParseFailure(f"syntax error: {cpython.msg}", cpython.lineno or 1, max(0, (cpython.offset or 1) - 1))
         first = str(exc.message).splitlines()[0] if str(exc.message) else "invalid syntax"
         return ParseFailure(f"syntax error: {first}", exc.raw_line, exc.raw_column)
     except (RecursionError, MemoryError):
