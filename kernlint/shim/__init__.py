@@ -105,6 +105,7 @@ class Shim:
         self._saved: list[tuple[Any, str, Any]] = []
         self._index: dict[str, list[Entry]] = {}
         self._target_known = target is not None
+        self._told_target = False
         # Two threads launching the same kernel: without the lock both built the plan (a "stale" line each)
         # and both logged "fallback"/"applied" (check-then-add on plan.failed). Found by test_shim_safety.py.
         self._lock = threading.RLock()
@@ -112,7 +113,7 @@ class Shim:
     # ---------------------------------------------------------------- lookup
     def _note(self, event: str, kernel: str, detail: str, level: int = logging.INFO) -> None:
         self.log.append((event, kernel, detail))
-        log.log(level, "kernlint.shim: %s %s: %s", event, kernel, detail)
+        log.log(level, "%s %s: %s", event, kernel, detail)   # the logger's name says kernlint.shim
 
     def _once(self, plan: _Plan, key: Any) -> bool:
         """True the first time `key` is marked on `plan` (thread-safe): the event is logged once."""
@@ -138,18 +139,27 @@ class Shim:
         if not self._target_known:
             self.target, self._target_known = detect_target(), True
         mine: list[Entry] = []
+        other = False
         for e in self._index.get(qualname, ()):
             emod, _, digest = split_id(e.kernel)
             if not (emod == module or module.endswith("." + emod) or emod.endswith("." + module)):
                 continue
             if e.target != self.target:
-                log.debug("kernlint.shim: %s: entry for %s ignored on %s", qualname, e.target, self.target)
+                log.debug("%s: entry for %s ignored on %s", qualname, e.target, self.target)
+                other = True
                 continue
             if digest != source_hash(_fn_source(fn)):
                 self._note("stale", qualname, f"source changed since the recommendation in {self.path}; "
                            "keeping the author's config", logging.WARNING)
                 return None
             mine.append(e)
+        if other and not mine and not self._told_target:
+            # each such entry is a debug line (the issue's contract); this says once why nothing changed
+            self._told_target = True
+            targets = sorted({e.target for e in self.entries})
+            self._note("other-gpu", qualname, f"{self.path} has entries for {', '.join(targets)}, not for this GPU "
+                       f"({self.target or 'not detected'}): kernels keep their own configs; set KERNLINT_TARGET "
+                       "to choose the entries")
         return _Plan(qualname, mine) if mine else None
 
     # ---------------------------------------------------------------- install
@@ -281,7 +291,14 @@ def install_from_env(mode: str | None = None) -> Shim | None:
     path = os.environ.get(ENV_VAR)
     if not path:
         return None
-    return install(path, mode or os.environ.get("KERNLINT_SHIM_MODE", "replace"))
+    mode = (mode or os.environ.get("KERNLINT_SHIM_MODE") or "replace").strip().lower()
+    if mode not in ("replace", "seed"):
+        # a launch script's typo must not stop the user's program: nothing is installed, and it says why
+        shim = Shim([], "replace", None, path)
+        shim._note("settings-error", "KERNLINT_SHIM_MODE", f"{mode!r} is not 'replace' or 'seed'; {path} not "
+                   "applied, kernels keep their own configs", logging.ERROR)
+        return shim
+    return install(path, mode)
 
 
 def uninstall() -> None:

@@ -96,3 +96,36 @@ def test_shim_under_interpreter_keeps_results(tmp_path: Path) -> None:
     assert ("applied", "vector_add_kernel") in events            # callable grid: block size changed
     assert ("applied", "matmul_kernel") in events                # autotuner: configs replaced, no benchmark
     assert ("skip-constexprs", "rmsnorm_fwd_kernel") in events   # fixed grid: block sizes kept
+
+
+def _plain_kernel(x):  # type: ignore[no-untyped-def]  # stands in for a JITFunction's `fn`
+    return x
+
+
+def test_entries_only_for_another_gpu_say_so_once(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from kernlint.shim import Shim
+    kid = kernel_id(__name__, "_plain_kernel", "def _plain_kernel(x):\n    return x\n")
+    shim = Shim([Entry(kid, "a100", "*", {"kwargs": {}, "num_warps": 2}, {}, "")], target="h100", path="lock.json")
+    shim._index = {"_plain_kernel": shim.entries}
+    with caplog.at_level(logging.DEBUG, logger="kernlint.shim"):
+        assert shim._build_plan(_plain_kernel) is None and shim._build_plan(_plain_kernel) is None
+    assert [e[0] for e in shim.log] == ["other-gpu"]        # once, however often kernels are planned
+    assert "lock.json has entries for a100, not for this GPU (h100)" in shim.log[0][2]
+    assert sum("ignored on h100" in r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG) == 2
+    assert not any(r.getMessage().startswith("kernlint.shim:") for r in caplog.records)  # logger name says it
+
+
+def test_a_bad_mode_in_the_environment_installs_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import kernlint.shim as shim_mod
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(shim_mod, "install", lambda path, mode="replace", target=None: calls.append((path, mode)))
+    monkeypatch.setenv("KERNLINT_CONFIGS", str(tmp_path / "lock.json"))
+    monkeypatch.setenv("KERNLINT_SHIM_MODE", " Seed ")
+    shim_mod.install_from_env()
+    assert calls == [(str(tmp_path / "lock.json"), "seed")]     # case and spaces forgiven
+    monkeypatch.setenv("KERNLINT_SHIM_MODE", "sede")
+    inert = shim_mod.install_from_env()
+    assert calls == [(str(tmp_path / "lock.json"), "seed")] and inert is not None
+    assert [e[0] for e in inert.log] == ["settings-error"] and "'sede'" in inert.log[0][2]
