@@ -166,3 +166,23 @@ def test_huge_and_broken_documents_give_a_diagnostic_not_a_crash() -> None:
     assert [x.code for x in broken.result.diagnostics] == ["KL001"]
     rng = to_lsp_diagnostic(broken.result.diagnostics[0], broken.lines, "utf-16").range
     assert rng.start.line < len(broken.lines)
+
+
+def _rpc(method: str, params: object, msg_id: int | None = None) -> bytes:
+    import json
+
+    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params,
+                       **({"id": msg_id} if msg_id is not None else {})}).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+@pytest.mark.parametrize("shutdown, code", [(True, 0), (False, 1)])
+def test_exit_code_follows_the_protocol(shutdown: bool, code: int) -> None:
+    # LSP: `exit` after a `shutdown` request ends the process with 0, an `exit` without one with 1
+    import subprocess
+
+    init = _rpc("initialize", {"processId": None, "rootUri": None, "capabilities": {}}, 1)
+    msgs = init + _rpc("initialized", {}) + (_rpc("shutdown", None, 2) if shutdown else b"") + _rpc("exit", None)
+    done = subprocess.run([sys.executable, "-m", "kernlint", "server"], input=msgs, capture_output=True, timeout=120)
+    assert done.returncode == code, done.stderr[-2000:]
+    assert b'"id": 1' in done.stdout.replace(b'"id":1', b'"id": 1')   # initialize was answered
