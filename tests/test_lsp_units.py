@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import ROOT
 from kernlint.api import lint_source
 from kernlint.lsp import actions, hover, positions
 from kernlint.rules._cases import launched_matmul
@@ -96,3 +97,16 @@ def test_hover_covers_header_lines_and_config_lines() -> None:
     text = hover.hover_markdown(k)
     assert "| BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=4, num_stages=3 | h100 |" in text
     assert "registers" in text and "shared memory" in text
+
+
+def test_a_shared_memory_fix_that_leaves_a_spill_says_so_and_is_not_preferred() -> None:
+    # examples/matmul.py's 256x256x64 config at 8 warps: 262,144 B of shared memory at 4 stages (KL401), and
+    # 256·256 fp32 accumulators over 256 threads are 256 registers before anything else: it spills at any
+    # stage count, which the KL401 hid. 3 stages fit the 232,448 B of an H100 (4 × 64 KiB > that > 3 × 64 KiB).
+    source = (ROOT / "examples" / "matmul.py").read_text()
+    result = lint_source(source, "examples/matmul.py").files[0]
+    (d,) = [d for d in result.diagnostics if d.code == "KL401"]
+    data = {"kernel": d.kernel, "target": d.target, "config": d.config, "line": d.span.start.line}
+    (fix,) = actions.config_fixes(source, result.kernels, d.code, data)
+    assert fix.title.startswith("Set num_stages=3 (est. 196,608 B shared memory; still spills est. ")
+    assert not fix.preferred
