@@ -30,7 +30,7 @@ class ParseError(Rule):
     SEVERITY = Severity.ERROR
     CONFIDENCE = Confidence.EXACT
     VALID = [Case("import triton\n\n\n@triton.jit\ndef k(x_ptr):\n    pass\n")]
-    INVALID = [Case("import triton\n\n\n@triton.jit\ndef k(x_ptr:\n    pass  # expect: KL001\n")]
+    INVALID = [Case("import triton\n\n\n@triton.jit\ndef k(x_ptr:  # expect: KL001\n    pass\n")]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         failure = ctx.parse_failure
