@@ -41,7 +41,10 @@ def kernel_source(path: str, line: int) -> str:
 
 def _parse_shape(text: str) -> dict[str, Any]:
     from kernlint.analysis.configs import parse_config_option
-    return parse_config_option(text)
+    try:
+        return parse_config_option(text)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("--config", "--shape")) from None
 
 
 def analysis_arg_types(specs: list[str]) -> dict[str, str]:
@@ -76,25 +79,41 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint.hardware.specs import resolve_targets
     from kernlint.recommend.core import bucket_label, buckets_for, minimax, recommend
 
-    targets = resolve_targets(args.target or ["h100"])
-    shapes = [_parse_shape(s) for s in args.shape]
+    import sys
+
+    from kernlint.hardware.specs import UnknownTarget
+    try:
+        targets = resolve_targets(args.target or ["h100"])
+        shapes = [_parse_shape(s) for s in args.shape]
+    except (UnknownTarget, ValueError) as exc:
+        sys.stderr.write(f"kernlint: error: {str(exc).strip(chr(39))}\n")
+        return 2
+    for shape in shapes:   # a bucket is sizes: `M=abc` used to be searched as if it meant something
+        bad = [f"{k}={v!r}" for k, v in shape.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+        if bad:
+            sys.stderr.write(f"kernlint: error: --shape {', '.join(bad)}: sizes must be non-negative integers\n")
+            return 2
     verifier = None
     if args.verify:
         from kernlint.recommend.verify import Verifier, VerifyUnavailable
         try:
             verifier = Verifier(args.verify_python, dict(a.split("=", 1) for a in args.arg if "=" in a))
         except VerifyUnavailable as exc:
-            import sys
             sys.stderr.write(f"kernlint: error: {exc}\n")
             return 2
     extra = 20 if verifier else 0       # spares that replace candidates --verify drops
     try:
         arg_types = analysis_arg_types(args.arg)
     except ValueError as exc:
-        import sys
         sys.stderr.write(f"kernlint: error: {exc}\n")
         return 2
     result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets), arg_types=arg_types))
+    unreadable = 0
+    for f in result.files:   # a file that does not parse has no kernels to search: say so, do not skip quietly
+        for d in f.diagnostics:
+            if d.code in ("KL000", "KL001"):
+                unreadable += 1
+                sys.stderr.write(f"kernlint: {f.path}:{d.span.start.line}: {d.code} {d.message} (not searched)\n")
     entries: list[Entry] = []
     for f in result.files:
         for k in f.kernels:
@@ -143,9 +162,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                         out.write(f"    note: {rec.kept_author}\n")
                     entries.append(_entry(kid, spec.key, label, rec.ranked[0]))
     if args.output:
-        write_store(args.output, entries, f"kernlint {__version__}")
+        try:
+            write_store(args.output, entries, f"kernlint {__version__}")
+        except OSError as exc:
+            sys.stderr.write(f"kernlint: error: cannot write {args.output}: {exc.strerror or exc}\n")
+            return 2
         out.write(f"wrote {len(entries)} entries to {args.output}\n")
-    return 0
+    return 1 if unreadable else 0
 
 
 def _entry(kid: str, target: str, bucket: str, c: Any) -> Entry:

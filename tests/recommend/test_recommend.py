@@ -63,6 +63,32 @@ def test_cli_writes_store_and_detects_stale(tmp_path: Path) -> None:
     assert stale_entries(entries, {(module, qualname): "sha256:other"})[0][1].startswith("kernel source changed")
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--shape", "foo"], "bad --shape item 'foo'"),
+    (["--shape", "M=abc"], "--shape M='abc': sizes must be non-negative integers"),
+    (["--target", "zz"], "unknown target 'zz'"),
+    (["-o", "/nonexistent-dir/x.json"], "cannot write /nonexistent-dir/x.json"),
+])
+def test_cli_usage_errors_are_one_line_and_exit_two(argv: list[str], message: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # each used to be a Python traceback with exit 1
+    import io
+
+    from kernlint.cli import main
+    assert main(["recommend", str(ROOT / "examples/vector_add.py"), *argv], io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_says_which_files_it_could_not_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from kernlint.cli import main
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    assert main(["recommend", str(tmp_path / "broken.py"), str(ROOT / "examples/vector_add.py")], io.StringIO()) == 1
+    assert "broken.py:1: KL001 syntax error" in capsys.readouterr().err
+
+
 def test_cli_arg_types_refine_the_estimates_and_values_are_left_to_verify(tmp_path: Path) -> None:
     # fp32 operands instead of the default fp16: every pipelined operand buffer doubles, so the store's
     # shared-memory estimate for the same config cannot stay the same; eps=1e-5 is a value, not a type
