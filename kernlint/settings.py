@@ -165,7 +165,20 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
             if not isinstance(value, list) or not all(
                     isinstance(c, dict) and all(isinstance(v, (int, str, bool)) for v in c.values()) for c in value):
                 raise SettingsError(f"{where}: `configs` must be a list of tables, e.g. [{{BLOCK_M = 128, num_warps = 8}}]")
+            from kernlint.analysis.configs import DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, invalid_launch_options
+            for c in value:
+                if any(not isinstance(c[n], int) or isinstance(c[n], bool) for n in ("num_warps", "num_stages",
+                                                                                      "maxnreg") if n in c):
+                    raise SettingsError(f"{where}: `configs` entry {c}: num_warps/num_stages/maxnreg must be integers")
+                why = invalid_launch_options(c.get("num_warps", DEFAULT_NUM_WARPS),
+                                             c.get("num_stages", DEFAULT_NUM_STAGES), c.get("maxnreg"))
+                if why:
+                    raise SettingsError(f"{where}: `configs` entry {c}: {why}")
             values["cli_configs"] = tuple(dict(c) for c in value)
+        elif key == "calibrate":
+            # read by `kernlint calibrate` (kernlint/calibrate/command.py); only its shape is checked here
+            if not isinstance(value, dict):
+                raise SettingsError(f"{where}: `[tool.kernlint.calibrate]` must be a table")
         else:
             raise SettingsError(f"{where}: unknown key `{key}` in [tool.kernlint]")
     values.setdefault("cache_dir", str(Path(root) / ".kernlint_cache"))  # per project, like ruff

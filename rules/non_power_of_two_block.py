@@ -13,12 +13,14 @@ def _is_pow2(n: int) -> bool:
 
 
 class NonPowerOfTwoBlock(Rule):
-    """`tl.arange` spans a range whose length is not a power of two: Triton refuses to compile it.
+    """`tl.arange` spans a range whose length is not a power of two, or `num_warps` is not one: Triton
+    refuses to compile it.
 
     ## What it does
     Evaluates the length `end - start` of every `tl.arange` under each config (literal bounds or
     constexpr block sizes from launch sites, autotune configs and defaults) and flags lengths that are
-    not powers of two.
+    not powers of two. Also flags configs whose `num_warps` is not a power of two (Triton's CUDA backend
+    asserts it) or whose `num_stages`/`maxnreg` is negative; such configs are not estimated.
 
     ## Why is this bad?
     Triton requires power-of-two tile shapes: `tl.arange(0, 1000)` fails at compile time with
@@ -39,11 +41,19 @@ class NonPowerOfTwoBlock(Rule):
     SEVERITY = Severity.ERROR
     CONFIDENCE = Confidence.EXACT
     VALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=1024", marker=""))]
-    INVALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=1000", marker="  # expect: KL301"))]
+    INVALID = [Case(ROW_KERNEL.format(kwargs="BLOCK=1000", marker="  # expect: KL301")),
+               # a warp count Triton's CUDA backend asserts on ("num_warps must be a power of 2")
+               Case(ROW_KERNEL.format(kwargs="BLOCK=1024, num_warps=6", marker="  # expect: KL301"))]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for k in ctx.kernels:
             seen: set[int] = set()
+            for point in k.points:   # launch options Triton asserts on (num_warps must be a power of 2)
+                if point.invalid and point.origin != "cli" and point.line not in seen:
+                    seen.add(point.line)
+                    yield self.diagnostic(ctx, point.line, f"config of `{k.jit.name}`: {point.invalid}; "
+                                          "nothing was estimated for it", col=point.col, kernel=k.jit.qualname,
+                                          config=point.label())
             aranges = [op for op, _ in k.ir.walk() if op.kind == "arange"]
             for point in k.points:
                 for op in aranges:

@@ -134,3 +134,17 @@ def test_explain_rule_and_debug(tmp_path: Path) -> None:
     assert run("rule", "KL999")[0] == 2
     code, out = run("debug", "--ir", str(ROOT / "examples/matmul.py") + "::matmul_kernel")
     assert code == 0 and "dot(" in out and "carried acc" in out
+
+
+def test_launch_options_triton_rejects_are_findings_or_usage_errors(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # num_warps=-1 in a kernel file used to size layouts without bound (the process was killed for memory)
+    # and num_warps=0 divided by zero; Triton asserts "num_warps must be a power of 2"
+    (tmp_path / "neg.py").write_text(KERNEL.replace("BLOCK=1000)", "BLOCK=1024, num_warps=-1)"))
+    (tmp_path / "good.py").write_text(KERNEL)
+    code, out = run("check", str(tmp_path), "--output-format", "concise", "--no-cache")
+    assert code == 1 and "neg.py:13:" in out and "num_warps=-1 is not a power of two" in out
+    assert "good.py:13:" in out and "internal error" not in out        # the other file is still linted
+    for bad, message in (("BLOCK=64,num_warps=0", "num_warps=0 is not a power of two"),
+                         ("BLOCK=64,num_warps=4.5", "expected an integer")):
+        assert run("check", str(tmp_path / "good.py"), "--config", bad)[0] == 2
+        assert message in capsys.readouterr().err

@@ -81,6 +81,9 @@ def test_extend_select_and_per_file_ignores(tmp_path: Path) -> None:
     ('per-file-ignores = ["x"]', "per-file-ignores"),
     ('args = {a_ptr = 3.5}', "args"),
     ('output-format = "xml"', "output-format"),
+    ('configs = [{BLOCK = 64, num_warps = -1}]', "num_warps=-1 is not a power of two"),
+    ('configs = [{BLOCK = 64, num_warps = "8"}]', "must be integers"),
+    ('calibrate = 3', "calibrate"),
 ])
 def test_malformed_config_exits_two_naming_key_and_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          toml: str, key: str) -> None:
@@ -89,6 +92,13 @@ def test_malformed_config_exits_two_naming_key_and_file(tmp_path: Path, capsys: 
     assert run("check", "k.py")[0] == 2
     err = capsys.readouterr().err
     assert key in err and "pyproject.toml" in err
+
+
+def test_the_calibrate_table_is_a_known_key(tmp_path: Path) -> None:
+    # README: override calibrate's argument types with `args` in [tool.kernlint.calibrate]; `check` must accept it
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\n[tool.kernlint.calibrate]\nargs = { "*" = "*bf16" }\n')
+    (tmp_path / "k.py").write_text(BAD_BLOCK)
+    assert run("check", "k.py")[0] == 1
 
 
 def test_invalid_toml_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

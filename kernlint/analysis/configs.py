@@ -25,6 +25,7 @@ class ConfigPoint:
     maxnreg: int | None = None
     unknown: Mapping[str, str] = field(default_factory=dict)   # constexpr → why its value is unknown
     defaulted: tuple[str, ...] = ()                            # names that took Triton's defaults
+    invalid: str | None = None                                 # why Triton refuses these launch options
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -61,6 +62,13 @@ def parse_config_option(text: str) -> dict[str, Any]:
                 except ValueError:
                     value = raw
         out[name] = value
+    for name in ("num_warps", "num_stages", "maxnreg"):
+        if name in out and (not isinstance(out[name], int) or isinstance(out[name], bool)):
+            raise ValueError(f"bad --config item {name}={out[name]!r}: expected an integer")
+    why = invalid_launch_options(out.get("num_warps", DEFAULT_NUM_WARPS), out.get("num_stages", DEFAULT_NUM_STAGES),
+                                 out.get("maxnreg"))
+    if why:
+        raise ValueError(f"bad --config: {why}")
     return out
 
 
@@ -101,8 +109,23 @@ def _point(jit: JitFunction, values: Mapping[str, Any], options: Mapping[str, An
         defaulted.append("num_stages")
         ns = DEFAULT_NUM_STAGES
     maxnreg = options.get("maxnreg")
-    return ConfigPoint(constexprs, nw, ns, origin, line, col,
-                       maxnreg if isinstance(maxnreg, int) else None, unknown, tuple(defaulted))
+    maxnreg = maxnreg if isinstance(maxnreg, int) and not isinstance(maxnreg, bool) else None
+    return ConfigPoint(constexprs, nw, ns, origin, line, col, maxnreg, unknown, tuple(defaulted),
+                       invalid_launch_options(nw, ns, maxnreg))
+
+
+def invalid_launch_options(num_warps: int, num_stages: int, maxnreg: int | None) -> str | None:
+    """Why Triton would refuse these launch options, or None. triton/backends/nvidia/compiler.py
+    (CUDAOptions.__post_init__, Triton 3.6 and 3.9) asserts "num_warps must be a power of 2"; a negative
+    stage count or register cap means nothing to it. The estimator never sees such a point: a negative warp
+    count used to size layouts without bound (memory exhausted) and 0 divided by zero."""
+    if num_warps <= 0 or num_warps & (num_warps - 1):
+        return f"num_warps={num_warps} is not a power of two: Triton refuses to compile it"
+    if num_stages < 0:
+        return f"num_stages={num_stages} is negative"
+    if maxnreg is not None and maxnreg <= 0:
+        return f"maxnreg={maxnreg} is not a positive register count"
+    return None
 
 
 def config_points(jit: JitFunction, launches: list[LaunchSite], cli_configs: list[dict[str, Any]],

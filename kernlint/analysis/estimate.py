@@ -34,6 +34,10 @@ class KernelEstimate:
         return self.registers is not None
 
     @property
+    def not_estimated_because(self) -> str:
+        return self.config.invalid or f"unknown: {', '.join(self.missing)}"
+
+    @property
     def tmem_over(self) -> bool:
         return bool(self.smem and self.target.tmem_columns and self.smem.tmem_columns > self.target.tmem_columns)
 
@@ -80,7 +84,7 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
     for name in unknown:
         if name not in missing:
             assumptions.append(f"{name} unknown: both branches of `if {name}` analysed")
-    if missing:
+    if missing or config.invalid:
         return KernelEstimate(ir.name, spec, config, None, None, None, (), missing, tuple(assumptions),
                               Confidence.HEURISTIC)
     env = dict(config.constexprs)

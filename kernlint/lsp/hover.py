@@ -32,7 +32,7 @@ def _cell(text: str) -> str:
 def _row(e: KernelEstimate) -> list[str]:
     label = e.config.label()
     if not e.estimated:
-        return [label, e.target.key, "?", "?", f"unknown: {', '.join(e.missing)}", "", "", "", ""]
+        return [label, e.target.key, "?", "?", e.not_estimated_because, "", "", "", ""]
     r, s, o = e.registers, e.smem, e.occupancy
     assert r is not None and s is not None and o is not None
     regs = f"{r.demand} / {r.budget}" + (" ⚠" if r.demand > r.budget else "")

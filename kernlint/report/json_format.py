@@ -35,7 +35,7 @@ def estimate_json(e: KernelEstimate) -> dict[str, Any]:
         "target": e.target.key, "arch": e.target.arch,
         "config": {"constexprs": {k: _jsonable(v) for k, v in c.constexprs.items()}, "num_warps": c.num_warps,
                    "num_stages": c.num_stages, "maxnreg": c.maxnreg, "origin": c.origin, "line": c.line,
-                   "unknown": dict(c.unknown)},
+                   "unknown": dict(c.unknown), **({"invalid": c.invalid} if c.invalid else {})},
         "confidence": e.confidence.value, "assumptions": list(e.assumptions), "missing": list(e.missing),
     }
     if e.registers is not None:

@@ -93,7 +93,7 @@ def render_explain(k: KernelAnalysis, path: str, console: Console) -> None:
         label = e.config.label()
         origin = f"{e.config.origin}:{e.config.line}"
         if not e.estimated:
-            table.add_row(label, origin, e.target.key, "?", "?", f"unknown: {', '.join(e.missing)}", "", "", "", "",
+            table.add_row(label, origin, e.target.key, "?", "?", e.not_estimated_because, "", "", "", "",
                           e.confidence.value)
             continue
         r, s, o = e.registers, e.smem, e.occupancy
