@@ -12,7 +12,8 @@ from pathlib import Path
 
 from kernlint.api import LintResult
 from kernlint.atomic_io import write_atomic
-from kernlint.suppression import NOQA, comment_lines
+from kernlint.suppression import NOQA, comment_lines, noqa_codes
+from kernlint.text_lines import source_lines
 
 # Engine findings are not suppressible in place: a file that does not parse has no reliable line to
 # annotate, an internal error is ours to fix, and adding noqa for an unused noqa would be circular.
@@ -26,9 +27,10 @@ def _edit_line(line: str, codes: set[str]) -> str:
         return line  # a comment would break the line continuation
     m = NOQA.search(body)
     if m is not None:
-        if m.group("codes") is None:
+        named = noqa_codes(m)
+        if named is None:
             return line  # a blanket noqa already covers everything
-        merged = sorted({c.strip().upper() for c in m.group("codes").split(",") if c.strip()} | codes)
+        merged = sorted(set(named) | codes)
         return body[:m.start()] + f"# kernlint: noqa[{', '.join(merged)}]" + body[m.end():] + ending
     return body + f"  # kernlint: noqa[{', '.join(sorted(codes))}]" + ending
 
@@ -46,7 +48,7 @@ def add_noqa(result: LintResult) -> dict[str, int]:
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        lines = text.splitlines(keepends=True)
+        lines = source_lines(text, keepends=True)
         remap = comment_lines(text)  # a line inside a multi-line string takes its comment where the string ends
         edits: dict[int, set[str]] = defaultdict(set)
         for line, codes in by_line.items():

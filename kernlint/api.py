@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.settings import Settings
 from kernlint.suppression import NOQA
+from kernlint.text_lines import source_lines
 
 # The engine (libcst frontend, IR, analyses, rules) is imported inside the functions that use it: importing
 # this module must stay cheap, because reporters import `LintResult` from here and a warm-cache
@@ -172,7 +173,7 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
     from kernlint.rule import FileContext
 
     settings = settings.for_file(p.path)   # per-file-ignores
-    lines = p.text.splitlines() if p.text is not None else []
+    lines = source_lines(p.text) if p.text is not None else []
     ctx = FileContext(p.path, lines, targets, parse_failure=p.failure, settings=settings)
     if p.facts is not None and p.module is not None:
         for jit in p.facts.jit_functions:

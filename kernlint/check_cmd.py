@@ -12,6 +12,7 @@ from typing import TextIO
 
 from kernlint.api import LintResult
 from kernlint.settings import Overrides, Resolver, Settings, SettingsError, unknown_codes
+from kernlint.text_lines import source_lines
 
 # Formats that only need diagnostics and counts, which the cache keeps. Any other format (json, junit,
 # markdown, and formats added later) gets the kernels' estimates: linted in-process, cache bypassed.
@@ -102,7 +103,7 @@ def lint(args: argparse.Namespace, err: TextIO | None = None,
         name = args.stdin_filename or "<stdin>"
         data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
         stdin = (name, data)
-        lines[name] = data.decode("utf-8", errors="replace").splitlines()
+        lines[name] = source_lines(data.decode("utf-8", errors="replace"))
     elif args.stdin_filename and not args.paths:
         raise CheckError("--stdin-filename needs `-` as the path to read the file from stdin")
     first = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")

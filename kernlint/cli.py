@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from kernlint import __version__
+from kernlint.text_lines import source_lines
 
 if TYPE_CHECKING:
     from kernlint.api import LintResult
@@ -219,7 +220,7 @@ def _codes(text: str) -> tuple[str, ...]:
 
 def _read_lines(path: str) -> list[str]:
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        return source_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return []
 

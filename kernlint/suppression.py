@@ -17,7 +17,31 @@ from dataclasses import dataclass, field
 
 from kernlint.diagnostic import Diagnostic
 
-NOQA = re.compile(r"#\s*kernlint:\s*noqa(?:\[(?P<codes>[A-Za-z0-9_,\s]*)\])?", re.IGNORECASE)
+# `# kernlint: noqa`, `# kernlint: noqa[KL101, KL2]`, and ruff's spelling `# kernlint: noqa: KL101, KL2`
+# (before, the colon form was read as a bare noqa and silenced every code on the line)
+NOQA = re.compile(r"#\s*kernlint:\s*noqa(?:\[(?P<codes>[A-Za-z0-9_,\s]*)\]"
+                  r"|:[ \t]*(?P<colon>[A-Za-z]+[0-9]*(?:[ \t]*,[ \t]*[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
+
+
+def noqa_codes(m: re.Match[str]) -> tuple[str, ...] | None:
+    """The codes a NOQA match names (upper case, in order), or None for a bare noqa (every code)."""
+    raw = m.group("codes") if m.group("codes") is not None else m.group("colon")
+    if raw is None:
+        return None
+    return tuple(dict.fromkeys(c.strip().upper() for c in raw.split(",") if c.strip()))
+
+
+def comments(text: str) -> dict[int, list[tuple[int, str]]] | None:
+    """(column, text) of the comment tokens on each line, or None when the text does not tokenize. A
+    `# kernlint: noqa` inside a string or docstring is not a comment and suppresses nothing."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                out.setdefault(tok.start[0], []).append((tok.start[1], tok.string))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return out
 UNUSED_CODE = "KL003"
 
 
@@ -80,15 +104,17 @@ def _extent(lines: list[str], def_line: int) -> int:
 def parse_directives(lines: list[str], kernels: Iterable[KernelSpan] = ()) -> list[Directive]:
     on_decorator = {k.decorator_line: k for k in kernels}
     found: list[Directive] = []
-    for i, line in enumerate(lines, start=1):
-        if "noqa" not in line and "NOQA" not in line:
-            continue
-        m = NOQA.search(line)
+    candidates = [i for i, line in enumerate(lines, start=1) if "noqa" in line.lower()]
+    tokens = comments("\n".join(lines) + "\n") if candidates else None
+    for i in candidates:
+        line = lines[i - 1]
+        # only comment tokens count; a file that does not tokenize falls back to the raw line
+        spans = tokens.get(i, []) if tokens is not None else [(0, line)]
+        m, col = next(((m, c) for c, t in spans if (m := NOQA.search(t))), (None, 0))
         if not m:
             continue
-        raw = m.group("codes")
-        codes = None if raw is None else tuple(dict.fromkeys(c.strip().upper() for c in raw.split(",") if c.strip()))
-        d = Directive(i, m.start(), m.end(), codes or None, line.lstrip().startswith("#"))
+        codes = noqa_codes(m)
+        d = Directive(i, col + m.start(), col + m.end(), codes or None, line.lstrip().startswith("#"))
         k = on_decorator.get(i)
         if k is not None and not d.file_level:
             d.kernel, d.kernel_lines = k.qualname, (k.decorator_line, _extent(lines, k.def_line))

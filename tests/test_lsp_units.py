@@ -61,6 +61,9 @@ def test_noqa_appends_or_extends_an_existing_list() -> None:
     assert actions.noqa_fix(["x = a + \\", "    b"], 1, "KL301") is None            # would break the continuation
     assert actions.noqa_fix(['s = """start', 'KL inside', '"""'], 2, "KL301") is None  # inside a string
     assert actions.noqa_fix(["x"], 5, "KL301") is None
+    colon = ["x = 1  # kernlint: noqa: KL201"]                                       # ruff's spelling
+    fix = actions.noqa_fix(colon, 1, "KL301")
+    assert fix is not None and _apply(colon, fix) == ["x = 1  # kernlint: noqa: KL201, KL301"]
 
 
 def test_shared_memory_fix_rewrites_the_launch_literal_and_clears_the_finding() -> None:

@@ -43,6 +43,31 @@ def test_line_suppression_with_codes_and_prefixes() -> None:
     assert codes(text) == [(8, "KL003"), (8, "KL301"), (14, "KL301")]   # wrong code: not suppressed, and stale
 
 
+def test_ruff_style_colon_codes_name_codes_not_everything() -> None:
+    # `# kernlint: noqa: KL201` used to read as a bare noqa and hide the KL301 on its line
+    text = KERNEL.replace("tl.arange(0, 48)", "tl.arange(0, 48)  # kernlint: noqa: KL201")
+    assert codes(text) == [(8, "KL003"), (8, "KL301"), (14, "KL301")]
+    text = KERNEL.replace("tl.arange(0, 48)", "tl.arange(0, 48)  # kernlint: noqa: KL201, KL301")
+    assert codes(text) == [(8, "KL003"), (14, "KL301")]    # KL301 used, KL201 stale
+
+
+def test_only_comments_suppress() -> None:
+    # a noqa inside a string or a docstring is text, not a directive
+    in_string = KERNEL.replace("    pad = tl.arange(0, 48)", '    pad = tl.arange(0, 48); msg = "# kernlint: noqa"')
+    assert codes(in_string) == [(8, "KL301"), (14, "KL301")]
+    in_docstring = '"""Notes.\n\n    # kernlint: noqa[KL301]\n"""\n' + KERNEL
+    assert codes(in_docstring) == [(12, "KL301"), (18, "KL301")]
+
+
+def test_a_form_feed_does_not_move_line_numbers() -> None:
+    # str.splitlines() breaks at \f and U+2028 too; the parser does not, so every later noqa missed its line
+    text = KERNEL.replace("import triton.language as tl\n", "import triton.language as tl\n\x0c\n")
+    text = text.replace("tl.arange(0, 48)", "tl.arange(0, 48)  # kernlint: noqa[KL301]")
+    assert codes(text) == [(15, "KL301")]
+    text = text.replace("# keep this comment", "# keep\u2028this comment")
+    assert codes(text) == [(15, "KL301")]
+
+
 def test_decorator_suppression_covers_the_kernel() -> None:
     text = KERNEL.replace("@triton.jit", "@triton.jit  # kernlint: noqa[KL301]")
     assert codes(text) == []   # body line 7 and the launch site about `add`

@@ -387,6 +387,12 @@ def source_tree_for(label: str) -> tuple[SourceTree, ParsedModule]:
     file = Path(label)
     if not file.is_file():
         raise ScratchError(f"{label}: no such file")
-    roots = [Path.cwd(), *file.resolve().parents]
+    # The directory the file's module name is counted from (`.corpus/by-project` for
+    # `.corpus/by-project/unsloth/unsloth/kernels/geglu.py`, module `unsloth.unsloth.kernels.geglu`): its
+    # relative imports (`from .utils import x`) resolve to names under that prefix, found from this root
+    # even when the path runs through a symlink that `resolve()` would leave.
+    depth = len(module_name_for(label).split("."))
+    named_root = file.parents[depth - 1] if 0 < depth <= len(file.parents) else None
+    roots = [Path.cwd(), *([named_root] if named_root is not None else []), *file.resolve().parents]
     tree = SourceTree(list(dict.fromkeys(roots)))
     return tree, tree.load(label, file)

@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
 from kernlint.frontend.walk import iter_nodes
+from kernlint.text_lines import source_lines
 
 # libcst node type → the ast node types that correspond one to one, in source order.
 _PAIRS: tuple[tuple[type[cst.CSTNode], tuple[type[ast.AST], ...]], ...] = (
@@ -60,7 +61,7 @@ def ast_positions(module: cst.Module, text: str) -> dict[cst.CSTNode, CodeRange]
             cst_nodes[kind].append(node)
         elif kind is cst.Decorator:
             cst_decorators.append(node)  # type: ignore[arg-type]
-    lines = text.splitlines()
+    lines = source_lines(text)
     convert = _column_converter(lines)
     out: dict[cst.CSTNode, CodeRange] = {}
     for cst_type, ast_types in _PAIRS:

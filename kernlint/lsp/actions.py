@@ -21,6 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kernlint.analysis.estimate import KernelEstimate, estimate
 from kernlint.api import NOQA
+from kernlint.suppression import noqa_codes
 from kernlint.rule import KernelAnalysis
 
 SMEM_CODES = ("KL101", "KL401")
@@ -48,13 +49,13 @@ def noqa_fix(lines: list[str], line: int, code: str) -> Fix | None:
     text = lines[line - 1]
     m = NOQA.search(text)
     if m:
-        if m.group("codes") is None:
+        present = noqa_codes(m)
+        if present is None:
             return None                      # a bare noqa already silences every code on the line
-        present = {c.strip().upper() for c in m.group("codes").split(",")}
         if code.upper() in present:
             return None
-        close = m.end() - 1                  # the `]` of `noqa[...]`
-        return Fix(f"Add {code} to this line's `# kernlint: noqa`", TextEdit(line, close, close, f", {code}"))
+        at = m.end() - 1 if m.group("codes") is not None else m.end()  # before `]`, or after `: KL101`
+        return Fix(f"Add {code} to this line's `# kernlint: noqa`", TextEdit(line, at, at, f", {code}"))
     body = text.rstrip()
     if body.endswith("\\"):
         return None                          # a comment after a line continuation is a syntax error

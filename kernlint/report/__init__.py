@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TextIO
 
+from kernlint.text_lines import source_lines
+
 if TYPE_CHECKING:
     from kernlint.api import FileResult, LintResult
 
@@ -71,7 +73,7 @@ class ReportContext:
             except OSError:
                 data = None
             self._lines[path] = [] if data is None or b"\0" in data else [
-                _excerpt(line) for line in data.decode("utf-8", errors="replace").splitlines()]
+                _excerpt(line) for line in source_lines(data.decode("utf-8", errors="replace"))]
         return self._lines[path]
 
 
