@@ -56,6 +56,7 @@ class FileResult:
 @dataclass
 class LintResult:
     files: list[FileResult]
+    path_errors: list[str] = field(default_factory=list)   # paths not linted: missing, unreadable directories
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -78,7 +79,7 @@ class LintResult:
         return [f"{f.path}: {f.internal_error}" for f in self.files if f.internal_error]
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        if self.internal_errors:
+        if self.internal_errors or self.path_errors:
             return 2
         if exit_zero:
             return 0

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TextIO
 
 from kernlint.api import LintResult
-from kernlint.settings import Overrides, Resolver, Settings, SettingsError, unknown_codes
+from kernlint.ir.dtypes import arg_type_error
+from kernlint.settings import Overrides, Resolver, Settings, SettingsError, rule_prefix, unknown_codes
 from kernlint.text_lines import source_lines
 
 # Formats that only need diagnostics and counts, which the cache keeps. Any other format (json, junit,
@@ -24,7 +25,7 @@ class CheckError(Exception):
 
 
 def _codes(text: str | None) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in (text or "").split(",") if c.strip())
+    return tuple(rule_prefix(c) for c in (text or "").split(",") if c.strip())
 
 
 def overrides(args: argparse.Namespace) -> Overrides:
@@ -41,6 +42,8 @@ def overrides(args: argparse.Namespace) -> Overrides:
         if "=" not in item:
             raise CheckError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
         name, value = item.split("=", 1)
+        if (why := arg_type_error(value)) is not None:
+            raise CheckError(f"bad --arg {item!r}: {why}")
         arg_types[name.strip()] = value.strip()
     targets = tuple(t.strip() for spec in getattr(args, "target", []) or [] for t in spec.split(",") if t.strip())
     return Overrides(
@@ -96,16 +99,20 @@ def lint(args: argparse.Namespace, err: TextIO | None = None,
 
     err = err or sys.stderr
     res = resolver(args)
-    paths = list(args.paths) or ["."]
+    # `--stdin-filename` alone reads stdin, as ruff does (it used to lint the current directory instead)
+    paths = list(args.paths) or (["-"] if args.stdin_filename else ["."])
     stdin: tuple[str, bytes] | None = None
     lines: dict[str, list[str]] = {}
     if "-" in paths:
         name = args.stdin_filename or "<stdin>"
         data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-        stdin = (name, data)
-        lines[name] = source_lines(data.decode("utf-8", errors="replace"))
-    elif args.stdin_filename and not args.paths:
-        raise CheckError("--stdin-filename needs `-` as the path to read the file from stdin")
+        if args.force_exclude and args.stdin_filename and res.for_path(name).is_excluded(name):
+            data = None   # pre-commit/editor integrations: an excluded name is skipped from stdin too
+        else:
+            stdin = (name, data)
+            lines[name] = source_lines(data.decode("utf-8", errors="replace"))
+        if data is None and paths == ["-"]:
+            return LintResult([]), res.for_path(name), lines
     first = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
     try:
         report_settings = res.for_path(first)
@@ -123,6 +130,8 @@ def lint(args: argparse.Namespace, err: TextIO | None = None,
         raise CheckError(str(exc)) from None
     for warning in result.warnings:
         err.write(f"kernlint: warning: {warning}\n")
+    for problem in result.path_errors:   # the other paths were linted and are reported; the exit code is 2
+        err.write(f"kernlint: error: {problem}\n")
     return result, report_settings, lines
 
 

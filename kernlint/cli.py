@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kernlint {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="lint files and directories")
-    check.add_argument("paths", nargs="*", default=["."])
+    check.add_argument("paths", nargs="*", default=[])
     _common(check)
     check.add_argument("--select", default="", help="comma-separated code prefixes to enable (e.g. KL1,KL201)")
     check.add_argument("--ignore", default="", help="comma-separated code prefixes to disable")
@@ -102,11 +102,15 @@ def _settings(args: argparse.Namespace, **extra: object):  # type: ignore[no-unt
         configs = tuple(parse_config_option(c) for c in args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    from kernlint.ir.dtypes import arg_type_error
     arg_types: dict[str, str] = {}
     for item in args.arg:
         if "=" not in item:
             raise UsageError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
         name, value = item.split("=", 1)
+        why = arg_type_error(value)
+        if why:
+            raise UsageError(f"bad --arg {item!r}: {why}")
         arg_types[name.strip()] = value.strip()
     return Settings(targets=targets, cli_configs=configs, arg_types=arg_types, **extra)  # type: ignore[arg-type]
 
@@ -173,6 +177,10 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     kernels = [(f.path, k) for f in result.files for k in f.kernels
                if name is None or name in (k.jit.name, k.jit.qualname)]
     if not kernels:
+        broken = [f"{f.path}:{d.span.start.line}:{d.span.start.col + 1}: {d.code} {d.message}"
+                  for f in result.files for d in f.diagnostics if d.code in ("KL000", "KL001")]
+        if broken:   # the file did not parse: say why, not that it has no kernel
+            raise UsageError("; ".join(broken))
         raise UsageError(f"no Triton kernel {name!r} in {path}" if name else f"no Triton kernel in {path}")
     for p, k in kernels:
         terminal.render_explain(k, p, console)
@@ -215,7 +223,8 @@ def cmd_debug(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _codes(text: str) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
+    from kernlint.settings import rule_prefix
+    return tuple(rule_prefix(c) for c in text.split(",") if c.strip())
 
 
 def _read_lines(path: str) -> list[str]:

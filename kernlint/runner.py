@@ -57,10 +57,17 @@ class _File:
 
 # -- discovery ------------------------------------------------------------------------------------
 
-def discover(paths: Iterable[str], resolver: Resolver, force_exclude: bool = False) -> list[str]:
+def discover(paths: Iterable[str], resolver: Resolver, force_exclude: bool = False,
+             problems: list[str] | None = None) -> list[str]:
     """Python files under `paths`, sorted; excluded names are pruned while walking. Paths given
-    explicitly are linted even when excluded, unless `force_exclude` (pre-commit passes every file)."""
+    explicitly are linted even when excluded, unless `force_exclude` (pre-commit passes every file).
+    A path that does not exist or a directory that cannot be read is added to `problems` (and the rest is
+    still found, as ruff does); without `problems` a missing path raises PathError."""
     found: list[str] = []
+
+    def unreadable(exc: OSError) -> None:
+        if problems is not None:
+            problems.append(f"{exc.filename}: cannot read directory: {exc.strerror}")
     for raw in paths:
         p = Path(raw)
         if force_exclude and resolver.for_path(p).is_excluded(raw):
@@ -71,11 +78,13 @@ def discover(paths: Iterable[str], resolver: Resolver, force_exclude: bool = Fal
             # a directory passed explicitly is walked even when it is excluded itself (`kernlint check
             # .venv/lib/pkg`, as ruff does): then only what lies below it is matched against the patterns
             below = str(p) if resolver.for_path(p).is_excluded(raw) else None
-            for root, dirs, files in os.walk(p):
+            for root, dirs, files in os.walk(p, onerror=unreadable):
                 settings = resolver.for_path(root)
                 dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d), below))
                 found.extend(f for f in (os.path.join(root, name) for name in sorted(files) if name.endswith((".py", ".pyi")))
                              if not settings.is_excluded(f, below))
+        elif problems is not None:
+            problems.append(f"{raw}: no such file or directory")
         else:
             raise PathError(f"{raw}: no such file or directory")
     return sorted(dict.fromkeys(os.path.normpath(f) if f != "-" else f for f in found))
@@ -134,8 +143,9 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
     if options.stdin is not None:
         sources.append(options.stdin)
     other = [p for p in paths if p != "-"]
+    problems: list[str] = []
     if other or options.stdin is None:
-        sources.extend((f, _read(f)) for f in discover(other or ["."], resolver, options.force_exclude))
+        sources.extend((f, _read(f)) for f in discover(other or ["."], resolver, options.force_exclude, problems))
     files = [_File(path, data, resolver.for_path(path)) for path, data in sources]
     stats.files = len(files)
     use_cache = options.cache and not options.need_estimates
@@ -165,7 +175,7 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
         stats.parsed = engine.parsed
     finally:
         engine.close()
-    return LintResult([results[f.path] for f in files])
+    return LintResult([results[f.path] for f in files], problems)
 
 
 def _interfaces(files: list[_File], engine: _Engine, caches: dict[str, Cache] | None, model: str) -> None:

@@ -125,8 +125,14 @@ def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def rule_prefix(code: str) -> str:
+    """A select/ignore entry as a code prefix: `ALL` (ruff's spelling) is every rule."""
+    code = code.strip().upper()
+    return "KL" if code == "ALL" else code
+
+
 def _codes(value: Any, key: str, where: str) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in _strings(value, key, where) if c.strip())
+    return tuple(rule_prefix(c) for c in _strings(value, key, where) if c.strip())
 
 
 def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
@@ -160,6 +166,10 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
         elif key == "args":
             if not isinstance(value, dict) or not all(isinstance(v, (str, int)) for v in value.values()):
                 raise SettingsError(f"{where}: `args` must be a table of NAME = \"TYPE\", e.g. a_ptr = \"*bf16\"")
+            from kernlint.ir.dtypes import arg_type_error
+            for k, v in value.items():
+                if (why := arg_type_error(v)) is not None:
+                    raise SettingsError(f"{where}: `args.{k}`: {why}")
             values["arg_types"] = {k: str(v) for k, v in value.items()}
         elif key == "configs":
             if not isinstance(value, list) or not all(
@@ -232,9 +242,15 @@ class Overrides:
         for name in ("select", "targets", "cli_configs", "exclude", "output_format", "cache_dir"):
             if getattr(self, name) is not None:
                 changes[name] = getattr(self, name)
+        if self.select is not None and base.ignore:
+            # as in ruff, the more specific selector wins and the command line wins a tie: `--select KL303`
+            # re-enables a configured `ignore = ["KL303"]` or `["KL3"]`, not one of `["KL3031"]`
+            kept = tuple(i for i in base.ignore if not any(s.startswith(i) for s in self.select))
+            if kept != base.ignore:
+                changes["ignore"] = kept
         for name in ("ignore", "extend_select", "extend_exclude"):
             if getattr(self, name):
-                changes[name] = tuple(dict.fromkeys((*getattr(base, name), *getattr(self, name))))
+                changes[name] = tuple(dict.fromkeys((*changes.get(name, getattr(base, name)), *getattr(self, name))))
         if self.arg_types:
             changes["arg_types"] = {**base.arg_types, **self.arg_types}
         return replace(base, **changes) if changes else base

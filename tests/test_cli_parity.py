@@ -31,6 +31,59 @@ def test_stdin_with_filename_uses_that_files_settings(tmp_path: Path, monkeypatc
     assert not (tmp_path / "pkg").exists()
 
 
+def test_stdin_filename_alone_reads_stdin_and_force_exclude_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # ruff reads stdin when --stdin-filename is given; kernlint used to lint the current directory instead
+    (tmp_path / "other.py").write_text(KERNEL)
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\nextend-exclude = ["gen"]\n')
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(KERNEL.encode())))
+    out = io.StringIO()
+    assert main(["check", "--stdin-filename", "k.py", "--output-format", "concise"], out) == 1
+    assert "k.py:13:" in out.getvalue() and "other.py" not in out.getvalue()
+    # an excluded name read from stdin is skipped with --force-exclude, as the same file by path is
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(KERNEL.encode())))
+    out = io.StringIO()
+    assert main(["check", "-", "--stdin-filename", "gen/g.py", "--force-exclude", "--output-format", "concise"],
+                out) == 0
+    assert "KL301" not in out.getvalue()
+
+
+def test_a_missing_path_is_an_error_and_the_others_are_still_linted(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "k.py").write_text(KERNEL)
+    out = io.StringIO()
+    assert main(["check", "k.py", "nonexist.py", "--output-format", "concise"], out) == 2
+    assert "k.py:13:" in out.getvalue()
+    assert "nonexist.py: no such file or directory" in capsys.readouterr().err
+
+
+def test_select_all_and_cli_select_over_configured_ignore(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(KERNEL)
+    out = io.StringIO()
+    assert main(["check", "k.py", "--select", "ALL", "--output-format", "concise"], out) == 1   # ruff's ALL
+    assert "KL301" in out.getvalue()
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\nignore = ["KL3"]\n')
+    out = io.StringIO()
+    assert main(["check", "k.py", "--output-format", "concise"], out) == 0
+    out = io.StringIO()
+    assert main(["check", "k.py", "--select", "KL301", "--output-format", "concise"], out) == 1   # more specific
+    assert "KL301" in out.getvalue()
+
+
+def test_unknown_argument_types_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "k.py").write_text(KERNEL)
+    assert main(["check", "k.py", "--arg", "*=*bfloat16"], io.StringIO()) == 2
+    assert "unknown type '*bfloat16'" in capsys.readouterr().err
+    assert main(["check", "k.py", "--arg", "*=*bf16:16", "--arg", "n=1", "--arg", "x_ptr=*fp8e4nv"],
+                io.StringIO()) == 1
+
+
+def test_explain_on_a_file_that_does_not_parse_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.py").write_text("def f(:\n")
+    assert main(["explain", "bad.py"], io.StringIO()) == 2
+    assert "bad.py:1:" in capsys.readouterr().err
+
+
 def test_full_format_shows_stdin_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(KERNEL.encode())))
     out = io.StringIO()
