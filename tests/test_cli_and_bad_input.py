@@ -148,3 +148,18 @@ def test_launch_options_triton_rejects_are_findings_or_usage_errors(tmp_path: Pa
                          ("BLOCK=64,num_warps=4.5", "expected an integer")):
         assert run("check", str(tmp_path / "good.py"), "--config", bad)[0] == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_finding_inside_a_helper_from_another_file_is_placed_at_the_call(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the helper's own line (37) was reported in the kernel's 9-line file, where no excerpt or noqa reaches it
+    (tmp_path / "helper.py").write_text("import triton\n" + "\n" * 32 + "import triton.language as tl\n\n\n"
+                                        "@triton.jit\ndef make_offs():\n    return tl.arange(0, 48)\n")
+    assert (tmp_path / "helper.py").read_text().splitlines()[38].strip() == "return tl.arange(0, 48)"  # line 39
+    kernel = ("import triton\nimport triton.language as tl\nfrom helper import make_offs\n\n\n@triton.jit\n"
+              "def k(x_ptr):\n    offs = make_offs(){noqa}\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs))\n")
+    (tmp_path / "k.py").write_text(kernel.format(noqa=""))
+    monkeypatch.chdir(tmp_path)    # `from helper import ...` resolves from where kernlint runs
+    code, out = run("check", "k.py", "--output-format", "concise", "--no-cache")
+    assert code == 1 and "k.py:8:1: KL301" in out and ":39:" not in out
+    (tmp_path / "k.py").write_text(kernel.format(noqa="  # kernlint: noqa[KL301]"))
+    assert run("check", "k.py", "--no-cache")[0] == 0

@@ -35,7 +35,7 @@ class Lowerer(ControlFlowLowering):
     def __init__(self, jit: JitFunction, module: ModuleRef, helpers: HelperIndex,
                  arg_types: Mapping[str, str] | None = None, default_pointee: str = "fp16") -> None:
         self.jit = jit
-        self.module = module
+        self.module = self.home = module
         self.helpers = helpers
         self.arg_types = dict(arg_types or {})
         self.default_pointee = default_pointee
@@ -46,6 +46,10 @@ class Lowerer(ControlFlowLowering):
         self.depth = 0
         self.value_names: dict[int, str] = {}
         self.stmt_line = jit.line
+        # While a helper from another file is inlined, every op and note is placed at the line of the call
+        # in the kernel's own file: the helper's line numbers mean nothing there (a finding at k.py:37 in a
+        # 9-line file, which no noqa could reach)
+        self.call_site: int | None = None
 
     # -- building blocks --------------------------------------------------------------------------
     def new_value(self, shape: tuple[Expr, ...], dtype: str, name: str = "") -> Value:
@@ -55,15 +59,16 @@ class Lowerer(ControlFlowLowering):
     def emit(self, kind: str, operands: tuple[Value, ...], line: int, result: Value | None = None,
              extra_results: tuple[Value, ...] = (), **attrs: Any) -> Value | None:
         self.next_id += 1
+        line = self.call_site or line
         self.blocks[-1].append(Op(self.next_id, kind, result, operands, line, attrs, results=extra_results))
         return result
 
     def note(self, line: int, construct: str) -> None:
-        self.unmodelled.append(Unmodelled(line, construct))
+        self.unmodelled.append(Unmodelled(self.call_site or line, construct))
 
     def line(self, node: cst.CSTNode) -> int:
         # Expressions without a recorded position report the statement being lowered.
-        return self.module.names.line(node, self.stmt_line)
+        return self.call_site or self.module.names.line(node, self.stmt_line)
 
     # -- entry ------------------------------------------------------------------------------------
     def lower(self) -> KernelIR:
@@ -325,12 +330,14 @@ class Lowerer(ControlFlowLowering):
                 env[p.name] = CV(Const(p.default))
             else:
                 env[p.name] = CV(Const(None))
-        saved = self.module
+        saved, saved_site = self.module, self.call_site
+        if module.module_name != self.home.module_name and self.call_site is None:
+            self.call_site = line
         self.module, self.depth = module, self.depth + 1
         try:
             ret = self.run_body(helper.node.body, env)
         finally:
-            self.module, self.depth = saved, self.depth - 1
+            self.module, self.depth, self.call_site = saved, self.depth - 1, saved_site
         return ret if ret is not None else CV(Const(None))
 
 
