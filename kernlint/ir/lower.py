@@ -203,7 +203,9 @@ class Lowerer(ControlFlowLowering):
             for comp in node.comparisons:
                 right = self.expr(comp.comparator, env)
                 op = _CMP.get(type(comp.operator), "==")
-                part = self.arith(op, left, right, self.line(node))
+                part = _identity_test(comp.operator, left, right)
+                if part is None:
+                    part = self.arith(op, left, right, self.line(node))
                 result = part if result is None else self.arith("and", result, part, self.line(node))
                 left = right
             return result
@@ -339,6 +341,24 @@ class Lowerer(ControlFlowLowering):
         finally:
             self.module, self.depth, self.call_site = saved, self.depth - 1, saved_site
         return ret if ret is not None else CV(Const(None))
+
+
+def _identity_test(operator: cst.BaseCompOp, left: Any, right: Any) -> CV | None:
+    """`x is None` / `x is not None` decided at compile time, as Triton's code generator does: a tensor is
+    never None, and a helper argument left out is. flash-attn's AMD `load_fn` picks one of four masked loads
+    this way; compared element-wise, all four stayed and each got its own pipeline buffers (221,184 B
+    estimated against 16,384 B measured at 64 × 64, Triton 3.9, sm_90)."""
+    if not isinstance(operator, (cst.Is, cst.IsNot)):
+        return None
+    def none(x: Any) -> bool | None:
+        if isinstance(x, CV) and isinstance(x.expr, Const):
+            return x.expr.value is None
+        return False if isinstance(x, Value) else None
+    a, b = none(left), none(right)
+    if a is None or b is None or not (a or b):
+        return None          # unknown, or neither side is None: not an identity test kernlint can decide
+    same = a == b
+    return CV(Const(same if isinstance(operator, cst.Is) else not same))
 
 
 def _values_in(returned: Any) -> tuple[Value, ...]:
