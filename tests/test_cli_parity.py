@@ -130,3 +130,10 @@ def test_benchmark_smoke() -> None:
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "cold start" in out.stdout and "warm cache, 20 files" in out.stdout
+
+
+def test_config_labels_show_string_and_float_constexprs() -> None:
+    # `--config BLOCK_SIZE=abc` used to vanish from the label, so a typo looked like the default config
+    from kernlint.analysis.configs import ConfigPoint
+    p = ConfigPoint({"BLOCK": 64, "ACT": "gelu", "eps": 1e-5, "HAS_BIAS": True}, 4, 3, "cli", 1)
+    assert p.label() == "BLOCK=64, ACT='gelu', eps=1e-05, num_warps=4, num_stages=3"

@@ -33,8 +33,10 @@ class ConfigPoint:
                 self.num_stages, self.maxnreg)
 
     def label(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.constexprs.items() if isinstance(v, (int, bool))
-                 and not isinstance(v, bool)]
+        # numbers and strings (`ACTIVATION="gelu"`, `--config BLOCK=abc`, shown so a typo is visible); flags and
+        # dtypes stay out of the label
+        parts = [f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in self.constexprs.items()
+                 if isinstance(v, (int, float, str)) and not isinstance(v, bool)]
         parts += [f"num_warps={self.num_warps}", f"num_stages={self.num_stages}"]
         if self.maxnreg:
             parts.append(f"maxnreg={self.maxnreg}")
