@@ -382,8 +382,10 @@ def plan_configs(jit: JitFunction, points: tuple[ConfigPoint, ...], block_names:
         unrolls = [n for n in missing if unroll_bound(jit, n)]
         base.update({n: DEFAULT_UNROLL for n in unrolls})
         missing = [n for n in missing if n not in unrolls]
-        blocks = [n for n in missing if n in block_names]
-        flags = [n for n in missing if n not in block_names and condition_only(jit, n, helper)]
+        # a flag that picks a tile (`acc = tl.zeros([BT, BK]) if USE_DW else None`) is in the IR's shapes
+        # through that choice, but it is still a flag, not a block size
+        flags = [n for n in missing if condition_only(jit, n, helper)]
+        blocks = [n for n in missing if n in block_names and n not in flags]
         other = [n for n in missing if n not in blocks and n not in flags]
         dtypes = [n for n in other if used_as_dtype(jit, n)]
         if dtypes:

@@ -208,3 +208,19 @@ def test_fixture_compiles_with_the_derived_spec(tmp_path: Path, monkeypatch: pyt
     (rec,) = res.records
     assert rec["error"] is None and rec["shared"] == 0 and rec["regs"] > 0
     assert len(res.pairs) == 1
+
+
+def test_a_flag_that_chooses_a_tile_is_still_a_flag() -> None:
+    source = FLAG_PASSED_DOWN + '''
+
+@triton.jit
+def pick_kernel(x_ptr, BLOCK: tl.constexpr, USE_WIDE: tl.constexpr):
+    acc = tl.zeros([BLOCK * 2], dtype=tl.float32) if USE_WIDE else tl.zeros([BLOCK], dtype=tl.float32)
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.sum(acc))
+'''
+    (ka,) = [k for f in lint_source(source, "pick.py", Settings(targets=("h100",))).files for k in f.kernels
+             if k.jit.name == "pick_kernel"]
+    shapes = set(shape_symbols(ka.ir))
+    assert "USE_WIDE" in shapes                    # the choice puts it in a shape ...
+    plan = ps.plan_configs(ka.jit, ka.points, shapes & set(ka.jit.constexpr_names), 1)
+    assert plan.configs[0]["USE_WIDE"] is False    # ... but 64 or 128 would compile a different kernel
