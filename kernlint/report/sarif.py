@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 from importlib import metadata
+from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import quote
 
 from kernlint import __version__
 from kernlint.api import LintResult
@@ -22,6 +24,14 @@ from kernlint.rule import Rule
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 SRCROOT = "%SRCROOT%"
+
+
+def _artifact(path: str) -> dict[str, str]:
+    """A SARIF artifactLocation: a percent-encoded URI reference (RFC 3986; `#` would start a fragment,
+    `%d` is an invalid escape), relative to %SRCROOT% inside the repository, an absolute file:// URI outside."""
+    if path.startswith("/"):
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(path, safe="/"), "uriBaseId": SRCROOT}
 
 
 def information_uri() -> str | None:
@@ -58,7 +68,7 @@ def result_json(d: Diagnostic, ctx: ReportContext, index: dict[str, int]) -> dic
     out["level"] = LEVEL[d.severity]
     out["message"] = {"text": d.message}
     out["locations"] = [{"physicalLocation": {
-        "artifactLocation": {"uri": ctx.relpath(d.span.path), "uriBaseId": SRCROOT},
+        "artifactLocation": _artifact(ctx.relpath(d.span.path)),
         "region": {"startLine": s.line, "startColumn": s.col + 1, "endLine": e.line, "endColumn": e.col + 1},
     }}]
     props = {"confidence": d.confidence.value, "kernel": d.kernel, "target": d.target, "config": d.config}

@@ -87,3 +87,11 @@ def test_validator_rejects_a_broken_log() -> None:
     # guards against a schema check that accepts anything (e.g. a wrong draft or an empty schema)
     with pytest.raises(AssertionError):
         _validate({"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": [{"level": "fatal"}]}]})
+
+
+def test_artifact_uris_are_percent_encoded_and_absolute_outside_the_root(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # `#` starts a URI fragment and `%d` is an invalid escape: paths must be encoded (RFC 3986)
+    from kernlint.report.sarif import _artifact
+    assert _artifact("sp ace#1.py") == {"uri": "sp%20ace%231.py", "uriBaseId": "%SRCROOT%"}
+    assert _artifact("pkg/a,b:c%d.py")["uri"] == "pkg/a%2Cb%3Ac%25d.py"
+    assert _artifact("/tmp/x y/k.py") == {"uri": "file:///tmp/x%20y/k.py"}
