@@ -155,7 +155,15 @@ def _report(args: argparse.Namespace, out: TextIO, result: LintResult, settings:
     except OSError as exc:
         raise UsageError(f"cannot write {args.output_file}: {exc.strerror}") from None
     try:
-        if args.statistics:
+        if args.statistics and args.output_format == "json":   # as ruff: the counts as JSON
+            import json
+            from collections import Counter
+
+            counts = Counter((d.code, d.rule) for d in result.diagnostics)
+            json.dump([{"code": c, "name": r, "count": n} for (c, r), n in
+                       sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))], sink, indent=2)
+            sink.write("\n")
+        elif args.statistics:
             from kernlint.report import terminal
 
             terminal.render_statistics(result, terminal.console_for(sink, ctx.color))

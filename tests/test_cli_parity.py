@@ -137,3 +137,11 @@ def test_config_labels_show_string_and_float_constexprs() -> None:
     from kernlint.analysis.configs import ConfigPoint
     p = ConfigPoint({"BLOCK": 64, "ACT": "gelu", "eps": 1e-5, "HAS_BIAS": True}, 4, 3, "cli", 1)
     assert p.label() == "BLOCK=64, ACT='gelu', eps=1e-05, num_warps=4, num_stages=3"
+
+
+def test_statistics_follow_the_json_output_format(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(KERNEL)
+    out = io.StringIO()
+    assert main(["check", "k.py", "--statistics", "--output-format", "json"], out) == 1
+    rows = json.loads(out.getvalue())
+    assert {"code": "KL301", "name": "NonPowerOfTwoBlock", "count": 1} in rows
