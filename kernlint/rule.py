@@ -76,8 +76,14 @@ class Rule:
     def diagnostic(self, ctx: FileContext, line: int, message: str, *, col: int = 0,
                    kernel: str | None = None, target: str | None = None, config: str | None = None,
                    confidence: Confidence | None = None, severity: Severity | None = None,
-                   notes: tuple[str, ...] = ()) -> Diagnostic:
-        end_col = len(ctx.lines[line - 1]) if 0 < line <= len(ctx.lines) else col
+                   notes: tuple[str, ...] = (), code: str | None = None) -> Diagnostic:
+        text = ctx.lines[line - 1] if 0 < line <= len(ctx.lines) else ""
+        end_col = len(text) if text else col
+        if code and text.count(code) == 1:
+            # the expression the message names, when the line spells it exactly once: editors and CI
+            # annotations then mark it, not the indentation and a trailing comment
+            col = text.index(code)
+            end_col = col + len(code)
         return Diagnostic(self.CODE, Span.at(ctx.path, line, col, line, max(col, end_col)), message,
                           severity or self.SEVERITY, confidence or self.CONFIDENCE, self.name(), kernel,
                           target, config, notes)

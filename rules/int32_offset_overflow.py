@@ -136,4 +136,4 @@ class Int32OffsetOverflow(Rule):
                 ctx, line,
                 f"`{expr}` in {where} multiplies a program id by a runtime integer in int32; it "
                 "overflows past 2**31 elements — cast the program id with `.to(tl.int64)` first",
-                kernel=qualname)
+                kernel=qualname, code=expr)

@@ -73,4 +73,5 @@ class NonPowerOfTwoBlock(Rule):
                         ctx, line,
                         f"`tl.arange` at line {op.line} of `{k.jit.name}` has length {n}{where}, not a power of "
                         f"two; Triton will refuse to compile it (use triton.next_power_of_2 and a mask)",
-                        col=col, kernel=k.jit.qualname, config=point.label() if symbolic else None)
+                        col=col, kernel=k.jit.qualname, config=point.label() if symbolic else None,
+                        code=None if line != op.line else "tl.arange(")

@@ -80,8 +80,9 @@ async def session(tmp_path: Path) -> None:
         line_text = KERNEL.split("\n")[KL301_LINE]
         assert diag.source == "kernlint"
         assert diag.severity == lsp.DiagnosticSeverity.Error
-        assert diag.range == lsp.Range(lsp.Position(KL301_LINE, 0), lsp.Position(KL301_LINE, utf16_len(line_text)))
-        assert utf16_len(line_text) == len(line_text) + 1     # the emoji: two UTF-16 units
+        start = line_text.index("tl.arange(")           # the call the finding names, not the whole line
+        assert diag.range == lsp.Range(lsp.Position(KL301_LINE, start), lsp.Position(KL301_LINE, start + 10))
+        assert utf16_len(line_text) == len(line_text) + 1     # the emoji after it: two UTF-16 units
         assert diag.code_description is not None and diag.code_description.href.endswith("#kl301")
         assert diag.data["kernel"] == "add_kernel"
 

@@ -107,10 +107,12 @@ def test_rdjson_columns_are_utf8_bytes() -> None:
     _, out = check("--output-format", "rdjson")
     diags = json.loads(out)["diagnostics"]
     line12 = (ROOT / FIXTURES / "findings.py").read_text(encoding="utf-8").splitlines()[11]
-    end = next(d for d in diags if d["location"]["range"]["start"]["line"] == 12)["location"]["range"]["end"]
-    # the line has «×» (2 UTF-8 bytes each): exclusive end = byte length + 1, not code points + 1
-    assert end == {"line": 12, "column": len(line12.encode("utf-8")) + 1}
-    assert len(line12.encode("utf-8")) > len(line12)
+    span = next(d for d in diags if d["location"]["range"]["start"]["line"] == 12)["location"]["range"]
+    # the finding marks `row * stride`, after `ŷ` (2 UTF-8 bytes): columns count bytes, 1-based, end exclusive
+    before = line12[:line12.index("row * stride")]
+    assert span["start"] == {"line": 12, "column": len(before.encode("utf-8")) + 1}
+    assert span["end"] == {"line": 12, "column": len(before.encode("utf-8")) + len("row * stride") + 1}
+    assert len(before.encode("utf-8")) > len(before)
     assert all("suggestions" not in d for d in diags)  # no rule carries a fix yet
 
 
