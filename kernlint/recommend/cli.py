@@ -117,6 +117,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     entries: list[Entry] = []
     for f in result.files:
         for k in f.kernels:
+            if k.ir.returned:   # a launched kernel returns nothing (Triton requires it): this is a helper
+                out.write(f"{f.path}::{k.jit.qualname}: not searched: it returns values (a jit helper, "
+                          "configured by the kernels that call it)\n")
+                continue
             kid = kernel_id(k.jit.module, k.jit.qualname, kernel_source(k.jit.path, k.jit.line))
             for spec in targets:
                 if getattr(k.jit, "helion", None) is not None:   # Helion kernels: kernlint/recommend/helion.py

@@ -115,3 +115,15 @@ def test_arg_values_are_types_for_the_analysis_except_a_unit_stride() -> None:
     assert got == {"K": "i32", "stride_ak": "1", "x_ptr": "*fp16", "eps": "fp32", "*": "*bf16", "FLAG": "u1"}
     with pytest.raises(ValueError, match="x_ptr"):
         analysis_arg_types(["x_ptr=*nope"])
+
+
+def test_jit_helpers_that_return_values_get_no_entry(tmp_path: Path) -> None:
+    # examples/kernel_utils.py's grouped_pid/silu are called by kernels in other files; searched alone, they
+    # used to get store entries of their own (grouped_pid at 32 warps)
+    import io
+
+    from kernlint.cli import main
+    buf = io.StringIO()
+    out = tmp_path / "lock.json"
+    assert main(["recommend", str(ROOT / "examples/kernel_utils.py"), "-o", str(out)], buf) == 0
+    assert read_store(str(out)) == [] and "grouped_pid: not searched: it returns values" in buf.getvalue()
