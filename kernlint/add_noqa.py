@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kernlint.api import LintResult
 from kernlint.atomic_io import write_atomic
-from kernlint.suppression import NOQA, comment_lines, noqa_codes
+from kernlint.suppression import NOQA, comment_lines, comments, noqa_codes
 from kernlint.text_lines import source_lines
 
 # Engine findings are not suppressible in place: a file that does not parse has no reliable line to
@@ -20,12 +20,18 @@ from kernlint.text_lines import source_lines
 _SKIP = {"KL000", "KL001", "KL003"}
 
 
-def _edit_line(line: str, codes: set[str]) -> str:
+def _edit_line(line: str, codes: set[str], comment_cols: list[int] | None = None) -> str:
+    """`comment_cols`: where the line's comment tokens start (None: the file does not tokenize, the raw line is
+    searched); a `# kernlint: noqa[...]` inside a string is text to leave alone, not a directive to extend."""
     body = line.rstrip("\r\n")
     ending = line[len(body):]
     if body.endswith("\\"):
         return line  # a comment would break the line continuation
-    m = NOQA.search(body)
+    m = None
+    for col in comment_cols if comment_cols is not None else [0]:
+        if (m := NOQA.search(body, col)) is not None and (comment_cols is None or m.start() >= col):
+            break
+        m = None
     if m is not None:
         named = noqa_codes(m)
         if named is None:
@@ -35,8 +41,10 @@ def _edit_line(line: str, codes: set[str]) -> str:
     return body + f"  # kernlint: noqa[{', '.join(sorted(codes))}]" + ending
 
 
-def add_noqa(result: LintResult) -> dict[str, int]:
-    """Insert suppressions for the result's findings; returns {path: lines changed} for edited files."""
+def add_noqa(result: LintResult, failed: list[str] | None = None) -> dict[str, int]:
+    """Insert suppressions for the result's findings; returns {path: lines changed} for edited files and
+    appends to `failed` the files that could not be written."""
+    failed = failed if failed is not None else []
     wanted: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
     for d in result.diagnostics:
         if d.code not in _SKIP and not d.span.path.startswith("<"):
@@ -50,17 +58,23 @@ def add_noqa(result: LintResult) -> dict[str, int]:
             continue
         lines = source_lines(text, keepends=True)
         remap = comment_lines(text)  # a line inside a multi-line string takes its comment where the string ends
+        tokens = comments(text)
         edits: dict[int, set[str]] = defaultdict(set)
         for line, codes in by_line.items():
             edits[remap.get(line, line)] |= codes
         n = 0
         for line, codes in edits.items():
             if 0 < line <= len(lines):
-                new = _edit_line(lines[line - 1], codes)
+                cols = None if tokens is None else [c for c, _ in tokens.get(line, [])]
+                new = _edit_line(lines[line - 1], codes, cols)
                 n += new != lines[line - 1]
                 lines[line - 1] = new
         if n:
-            _replace(Path(path), "".join(lines).encode("utf-8"))
+            try:
+                _replace(Path(path), "".join(lines).encode("utf-8"))
+            except OSError as exc:   # not writable: say so and go on with the other files
+                failed.append(f"{path}: cannot write: {exc.strerror or exc}")
+                continue
             changed[path] = n
     return changed
 

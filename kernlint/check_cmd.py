@@ -152,10 +152,13 @@ def add_noqa(args: argparse.Namespace, out: TextIO) -> int:
 
     args.no_cache = True  # the edit must see current findings, and the edited files change anyway
     result, _, _ = lint(args)
-    changed = insert(result)
+    failed: list[str] = []
+    changed = insert(result, failed)
+    for problem in failed:
+        sys.stderr.write(f"kernlint: error: {problem}\n")
     total = sum(changed.values())
     out.write(f"Added {total} noqa directive{'' if total == 1 else 's'} in {len(changed)} file(s).\n")
-    return 2 if result.internal_errors else 0
+    return 2 if result.internal_errors or result.path_errors or failed else 0
 
 
 def fix(args: argparse.Namespace, out: TextIO,
@@ -180,17 +183,37 @@ def fix(args: argparse.Namespace, out: TextIO,
             out.write(unified_diff(f))
         sys.stderr.write(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} file(s) "
                          "(unsafe fixes: they change which configs run).\n" if count else "No fixes available.\n")
-        return 2 if result.internal_errors else (1 if changed else 0)
+        return 2 if result.internal_errors or result.path_errors else (1 if changed else 0)
     if not args.unsafe_fixes:
         if count:
             sys.stderr.write(f"kernlint: {count} fix{'es' if count != 1 else ''} available, all unsafe (they change "
                              "which configs run); see them with --diff, apply them with --fix --unsafe-fixes\n")
         return report(result, settings, lines)
+    written = []
     for f in changed:
-        write_atomic(f.path, f.new)
+        if _read_only(f.path):
+            # a file its owner made read-only is not rewritten behind their back (ruff: permission denied)
+            sys.stderr.write(f"kernlint: error: {f.path}: read-only; not fixed\n")
+            continue
+        try:
+            write_atomic(f.path, f.new)
+            written.append(f)
+        except OSError as exc:   # e.g. a directory the temporary file cannot be created in
+            sys.stderr.write(f"kernlint: error: {f.path}: cannot write: {exc.strerror or exc}; not fixed\n")
+    count = sum(len(f.applied) for f in written)
     if count:
-        sys.stderr.write(f"Fixed {count} finding{'s' if count != 1 else ''} in {len(changed)} file(s).\n")
-    return report(*lint(args)) if changed else report(result, settings, lines)
+        sys.stderr.write(f"Fixed {count} finding{'s' if count != 1 else ''} in {len(written)} file(s).\n")
+    code = report(*lint(args)) if written else report(result, settings, lines)
+    return 2 if len(written) < len(changed) else code
+
+
+def _read_only(path: str) -> bool:
+    """No write permission for us, or (as root, who may write anyway) no write bit for anyone."""
+    real = os.path.realpath(path)
+    try:
+        return not os.access(real, os.W_OK) or not os.stat(real).st_mode & 0o222
+    except OSError:
+        return False
 
 
 def _mtimes(args: argparse.Namespace) -> dict[str, float]:

@@ -125,3 +125,13 @@ def test_add_noqa_merges_into_an_existing_directive(tmp_path: Path, monkeypatch:
     f.write_text(KERNEL.replace("tl.arange(0, 48)", "tl.arange(0, 48)  # kernlint: noqa[KL201]"))
     run("check", "k.py", "--select", "KL301", "--add-noqa")
     assert "tl.arange(0, 48)  # kernlint: noqa[KL201, KL301]\n" in f.read_text()
+
+
+def test_add_noqa_leaves_a_noqa_inside_a_string_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the string's text used to be rewritten into `noqa[KL301, KL999]`, changing the program
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "k.py"
+    f.write_text(KERNEL.replace("    pad = tl.arange(0, 48)", '    pad = tl.arange(0, 48); s = "# kernlint: noqa[KL999]"'))
+    run("check", "k.py", "--select", "KL301", "--add-noqa")
+    assert 's = "# kernlint: noqa[KL999]"  # kernlint: noqa[KL301]\n' in f.read_text()
+    assert codes(f.read_text()) == []          # both findings (lines 8 and 14) now suppressed

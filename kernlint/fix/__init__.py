@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kernlint import atomic_io
+from kernlint.text_lines import source_lines
 from kernlint.fix.codemod import Edit, FixError, apply_edits
 
 if TYPE_CHECKING:
@@ -55,8 +56,9 @@ def _drop_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]]) -
     edits: list[Edit] = []
     for pos in sorted(reported):
         ests = by_pos.get(pos, [])
-        # every kernel using this config (a module-level list can be shared) on every target
-        if ests and all(not _fits(e) for e in ests):
+        # every kernel using this config (a module-level list can be shared) on every target; a kernel whose
+        # estimate could not be made (an unknown block size) may well run it, so it keeps the config
+        if ests and all(getattr(e, "estimated", False) and not _fits(e) for e in ests):
             targets = ", ".join(sorted({e.target.key for e in ests}))  # type: ignore[attr-defined]
             edits.append(Edit("drop-config", pos[0], pos[1], "KL401",
                               f"removed an autotune config that cannot run on {targets}"))
@@ -122,9 +124,16 @@ def fix_result(result: LintResult) -> list[FileFix]:
 
 
 def unified_diff(fix: FileFix) -> str:
-    old = fix.old.decode("utf-8", errors="replace").splitlines(keepends=True)
-    new = fix.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(old, new, fix.path, fix.path))
+    """A diff `patch -p0` and `git apply -p0` accept: lines split where Python splits them (a form feed or
+    U+2028 inside a line is not a break) and a last line without a newline marked as such."""
+    old = source_lines(fix.old.decode("utf-8", errors="replace"), keepends=True)
+    new = source_lines(fix.new.decode("utf-8", errors="replace"), keepends=True)
+    out = []
+    for line in difflib.unified_diff(old, new, fix.path, fix.path):
+        out.append(line)
+        if not line.endswith(("\n", "\r")):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 def write_atomic(path: str, data: bytes) -> None:

@@ -162,14 +162,24 @@ def apply_edits(data: bytes, edits: list[Edit], path: str = "<file>") -> tuple[b
     if not fixer.applied:
         return data, [], fixer.skipped
     new = new_module.bytes       # same encoding and newline style as the input
-    reparse(new, path)
+    reparse(new, path, data)
     return new, fixer.applied, fixer.skipped
 
 
-def reparse(new: bytes, path: str) -> None:
-    """Both parsers must accept the result: libcst (the next fix) and CPython (the import)."""
+def reparse(new: bytes, path: str, old: bytes | None = None) -> None:
+    """Both parsers must accept the result: libcst (the next fix) and CPython (the import). CPython is only
+    asked when it accepts the original too: a file in newer syntax than this interpreter reads (3.12's
+    `type X = ...`) was refused with a false "does not parse"."""
     try:
         cst.parse_module(new)
+    except (cst.ParserSyntaxError, ValueError) as exc:
+        raise FixError(f"{path}: the fixed source does not parse ({exc}); file left unchanged") from None
+    try:
         ast.parse(new, filename=path)
-    except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError) as exc:
+        try:
+            if old is not None:
+                ast.parse(old, filename=path)
+        except (SyntaxError, ValueError):
+            return   # this Python cannot read the original either: libcst's verdict stands
         raise FixError(f"{path}: the fixed source does not parse ({exc}); file left unchanged") from None

@@ -107,8 +107,8 @@ def test_refuses_to_write_what_does_not_parse(tmp_path: Path, monkeypatch: pytes
 
     real = codemod.reparse
 
-    def broken(new: bytes, where: str) -> None:
-        real(new + b"\n)(\n", where)     # as if the edit had left an unbalanced bracket behind
+    def broken(new: bytes, where: str, old: bytes | None = None) -> None:
+        real(new + b"\n)(\n", where, old)     # as if the edit had left an unbalanced bracket behind
 
     monkeypatch.setattr(codemod, "reparse", broken)
     _check(str(path), "--fix", "--unsafe-fixes")
@@ -153,3 +153,62 @@ def test_write_is_atomic_and_keeps_mode(tmp_path: Path) -> None:
     write_atomic(str(path), b"x = 2\n")
     assert path.read_bytes() == b"x = 2\n" and (path.stat().st_mode & 0o777) == 0o754
     assert [p.name for p in tmp_path.iterdir()] == ["k.py"]               # no temp file left behind
+
+
+def test_a_symlink_is_fixed_through_and_stays_a_link(tmp_path: Path) -> None:
+    # os.replace on the link's own path turned it into a regular file and left the real file unfixed
+    real = _copy(tmp_path, "decorator_list")
+    link = tmp_path / "link.py"
+    link.symlink_to(real.name)
+    _check(str(link), "--fix", "--unsafe-fixes")
+    assert link.is_symlink() and real.read_bytes() == (CASES / "decorator_list_after.py").read_bytes()
+
+
+def test_read_only_files_are_not_rewritten_and_the_exit_code_says_so(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    path = _copy(tmp_path, "decorator_list")
+    before = path.read_bytes()
+    os.chmod(path, 0o444)
+    code, _ = _check(str(path), "--fix", "--unsafe-fixes")
+    assert code == 2 and path.read_bytes() == before and "read-only; not fixed" in capsys.readouterr().err
+
+
+def test_the_diff_applies_with_patch_even_without_a_final_newline_or_with_a_form_feed(tmp_path: Path) -> None:
+    import subprocess
+
+    launch = (CASES / "launch_stages_before.py").read_text()          # the last line is the edited launch
+    listed = (CASES / "decorator_list_before.py").read_text()
+    for name, text in (("noeol", launch.rstrip("\n")),
+                       ("ff", listed.replace("# too big", "# too\x0cbig\u2028here"))):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, newline="")
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            code, diff = _check(f"{name}.py", "--diff")
+        finally:
+            os.chdir(cwd)
+        assert code == 1 and diff
+        (tmp_path / f"{name}.diff").write_text(diff, newline="")
+        done = subprocess.run(["patch", "-p0", "--dry-run", "-i", f"{name}.diff"], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_config_another_kernel_may_run_is_kept(tmp_path: Path) -> None:
+    # the module-level list is shared with a kernel whose block size is unknown (launched with a computed
+    # BLOCK_X): nothing says the config cannot run there, so it is not dropped
+    src = (CASES / "module_list_before.py").read_text()
+    extra = '''
+
+@triton.autotune(configs=CONFIGS, key=["n"])
+@triton.jit
+def row_kernel(x_ptr, n, BLOCK_X: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr):
+    offs = tl.arange(0, BLOCK_X)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+'''
+    assert "CONFIGS = [" in src
+    path = tmp_path / "shared.py"
+    path.write_text(src + extra)
+    assert _check(str(path), "--diff")[0] == 0
