@@ -295,3 +295,6 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     except (UsageError, PathError, CheckError, SettingsError) as exc:
         sys.stderr.write(f"kernlint: error: {exc}\n")
         return EXIT_ERROR
+    except KeyboardInterrupt:   # Ctrl-C: one line, no traceback; the shell's convention for SIGINT
+        sys.stderr.write("kernlint: interrupted\n")
+        return 130

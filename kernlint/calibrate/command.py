@@ -48,7 +48,9 @@ def add_parser(sub: Any) -> None:
 
 
 def _pyproject_args(path: Path) -> dict[str, str]:
-    """`args` of [tool.kernlint] and then [tool.kernlint.calibrate] from the nearest pyproject.toml."""
+    """`args` of [tool.kernlint] and then [tool.kernlint.calibrate] from the nearest pyproject.toml; a file
+    that is not valid TOML, or an `args` that is not a table, is an error naming the file (as `check` says),
+    not a silent fall-back to the default types."""
     import tomllib
 
     for d in [path.resolve().parent, *path.resolve().parents]:
@@ -57,17 +59,37 @@ def _pyproject_args(path: Path) -> dict[str, str]:
             continue
         try:
             tool = tomllib.loads(f.read_text(encoding="utf-8")).get("tool", {}).get("kernlint")
-        except (OSError, ValueError):
-            return {}
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{f}: invalid TOML: {exc}") from None
         if not isinstance(tool, dict):
             continue
-        cal = tool.get("calibrate") if isinstance(tool.get("calibrate"), dict) else {}
+        cal = tool.get("calibrate", {})
+        if not isinstance(cal, dict):
+            raise ValueError(f"{f}: `[tool.kernlint.calibrate]` must be a table")
         merged: dict[str, str] = {}
-        for table in (tool.get("args"), cal.get("args")):
-            if isinstance(table, dict):
-                merged.update({str(k): str(v) for k, v in table.items()})
+        for where, table in (("tool.kernlint.args", tool.get("args")), ("tool.kernlint.calibrate.args", cal.get("args"))):
+            if table is None:
+                continue
+            if not isinstance(table, dict):
+                raise ValueError(f"{f}: `{where}` must be a table of NAME = \"TYPE\", e.g. a_ptr = \"*bf16\"")
+            merged.update({str(k): str(v) for k, v in table.items()})
         return merged
     return {}
+
+
+LAUNCH_KEYS = ("num_warps", "num_stages", "maxnreg", "num_ctas")
+
+
+def _kernel_params(spec: str) -> set[str] | None:
+    """The parameter names of the kernel `spec` names (None when it cannot be found: prepare says why)."""
+    from kernlint.calibrate.scratch import ScratchError, find_kernel, source_tree_for
+
+    path, _, name = spec.partition("::")
+    try:
+        _, pm = source_tree_for(path)
+        return {p.name for p in find_kernel(pm, name or None).params}
+    except (ScratchError, OSError):
+        return None
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -87,7 +109,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         configs = tuple(parse_config_option(c) for c in args.config)
     except (UnknownTarget, ValueError) as exc:
         return fail(str(exc))
-    arg_specs = _pyproject_args(Path(args.kernel.partition("::")[0]))
+    try:
+        arg_specs = _pyproject_args(Path(args.kernel.partition("::")[0]))
+    except ValueError as exc:
+        return fail(str(exc))
+    params = _kernel_params(args.kernel) if arg_specs or configs or args.anchor_config else None
+    if params is not None:   # project-wide types name other kernels' arguments too: only this kernel's apply
+        arg_specs = {k: v for k, v in arg_specs.items() if k == "*" or k in params}
+        # one kernel is calibrated: a --config key it does not have is a typo to name, not to drop
+        for text in [*args.config, *([args.anchor_config] if args.anchor_config else [])]:
+            try:
+                keys = parse_config_option(text)
+            except ValueError as exc:
+                return fail(str(exc).replace("--config", "--anchor-config"))
+            unknown = [k for k in keys if k not in params and k not in LAUNCH_KEYS]
+            if unknown:
+                return fail(f"--config {text!r}: the kernel has no argument {unknown[0]!r} "
+                            f"(its arguments: {', '.join(sorted(params))})")
     for item in args.arg:
         if "=" not in item:
             return fail(f"bad --arg {item!r}: expected NAME=SPEC, e.g. a_ptr=*bf16")

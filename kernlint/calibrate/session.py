@@ -28,7 +28,7 @@ from kernlint.calibrate.scratch import ScratchModule, build_scratch, find_kernel
 from kernlint.calibrate.signature import (
     ArgSpec, compile_args, derive_signature, lint_arg_types, pointer_args, unit_stride_args,
 )
-from kernlint.calibrate.worker import TritonMissing, WorkerPool
+from kernlint.calibrate.worker import TritonMissing, WorkerCrashed, WorkerPool
 from kernlint.frontend.static_eval import StaticEvaluator
 from kernlint.hardware.specs import GpuSpec, resolve_targets
 
@@ -101,9 +101,10 @@ class Cache:
         if self.dir is None:
             return None
         try:
-            return json.loads((self.dir / key[:2] / f"{key}.json").read_text())
-        except (OSError, ValueError):
+            record = json.loads((self.dir / key[:2] / f"{key}.json").read_text())
+        except (OSError, ValueError, RecursionError):
             return None
+        return record if _well_formed(record) else None   # anything else is a miss: compiled again
 
     def put(self, key: str, record: dict[str, Any]) -> None:
         err = record.get("error") or ""
@@ -115,6 +116,17 @@ class Cache:
             path.write_text(json.dumps(record))
         except OSError:
             pass  # a read-only tree only loses the cache
+
+
+def _well_formed(record: Any) -> bool:
+    """A cached compile: Triton's error message, or the integer counts every compile reports. A damaged
+    entry (`[1, 2]`, `{}`, `{"regs": "20"}`) used to crash the table or be shown as a 0-register truth."""
+    if not isinstance(record, dict):
+        return False
+    if isinstance(record.get("error"), str) and record["error"]:
+        return True
+    return all(isinstance(record.get(k), int) and not isinstance(record.get(k), bool)
+               for k in ("regs", "shared", "spill_store"))
 
 
 def sweep_configs(jit_constexprs: tuple[str, ...], block_names: set[str], base: ConfigPoint, has_loop: bool,
@@ -235,6 +247,9 @@ def compile_work(cal: Calibration, work: list[tuple[Row, dict[str, Any] | None]]
             raise CalibrateError(INSTALL_HINT + (f" (in {python})" if python else "")) from None
         except OSError as exc:
             raise CalibrateError(f"cannot start {python or sys.executable}: {exc}") from None
+        except (WorkerCrashed, ValueError) as exc:   # --python /bin/true: not an interpreter that runs the worker
+            raise CalibrateError(f"{python or sys.executable} cannot run kernlint's compile worker ({exc}); "
+                                 "--python needs a Python with kernlint and Triton importable") from None
         module_path = str(cal.scratch.write(Path(tmp)))
         pending: list[tuple[Row, dict[str, Any], str]] = []
         for row, task in work:

@@ -89,8 +89,11 @@ class TritonMissing(RuntimeError):
 class _Worker:
     def __init__(self, python: str, env: dict[str, str]) -> None:
         self._err = tempfile.TemporaryFile(mode="w+")
+        # own session: a terminal's Ctrl-C reaches only kernlint, which stops the workers itself (sharing the
+        # process group, each worker died of the SIGINT, was taken for a crash and replaced, and the sweep went on)
         self.proc = subprocess.Popen([python, "-m", "kernlint.calibrate.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._err, text=True, env=env, bufsize=1)
+                                     stdout=subprocess.PIPE, stderr=self._err, text=True, env=env, bufsize=1,
+                                     start_new_session=True)
 
     def request(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -134,17 +137,24 @@ class WorkerPool:
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._all: list[_Worker] = []
         self._lock = threading.Lock()
+        self._stopping = False
 
     def _get(self) -> _Worker:
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            with self._lock:
-                if len(self._all) < self.jobs:
-                    w = _Worker(self.python, self.env)
-                    self._all.append(w)
-                    return w
-            return self._idle.get()
+        while True:
+            if self._stopping:
+                raise WorkerCrashed("interrupted")
+            try:
+                return self._idle.get_nowait()
+            except queue.Empty:
+                with self._lock:
+                    if len(self._all) < self.jobs:
+                        w = _Worker(self.python, self.env)
+                        self._all.append(w)
+                        return w
+                try:
+                    return self._idle.get(timeout=0.2)
+                except queue.Empty:
+                    continue
 
     def request(self, req: dict[str, Any]) -> dict[str, Any]:
         w = self._get()
@@ -171,12 +181,22 @@ class WorkerPool:
         reqs = list(requests)
         with ThreadPoolExecutor(max_workers=self.jobs) as ex:
             futs = {ex.submit(self.request, {"op": "compile", **r}): i for i, r in enumerate(reqs)}
-            for fut in as_completed(futs):
-                try:
-                    res = fut.result()
-                except WorkerCrashed as exc:  # e.g. a segfault in LLVM: this config fails, the rest go on
-                    res = {"error": str(exc)}
-                done(futs[fut], res)
+            try:
+                for fut in as_completed(futs):
+                    try:
+                        res = fut.result()
+                    except WorkerCrashed as exc:  # e.g. a segfault in LLVM: this config fails, the rest go on
+                        res = {"error": str(exc)}
+                    done(futs[fut], res)
+            except KeyboardInterrupt:
+                # stop now: nothing new starts, queued compiles are dropped, running workers are killed (their
+                # threads then return at once), and the interrupt goes on to the command
+                self._stopping = True
+                for fut in futs:
+                    fut.cancel()
+                for w in list(self._all):
+                    w.proc.kill()
+                raise
 
     def close(self) -> None:
         for w in self._all:

@@ -1,0 +1,103 @@
+"""`kernlint calibrate` on bad input: damaged cache entries, pyproject settings, config typos, Ctrl-C.
+
+Found by a review on 2026-11-30: each was a traceback, a silently wrong table or a sweep that did not stop.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kernlint.calibrate.session import Cache
+from kernlint.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+HAS_TRITON = __import__("importlib").util.find_spec("triton") is not None
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "{}", '{"regs": "20", "shared": 0, "spill_store": 0}', "[" * 5000])
+def test_a_damaged_cache_entry_is_a_miss(tmp_path: Path, text: str) -> None:
+    cache = Cache(tmp_path)
+    (tmp_path / "ab").mkdir()
+    (tmp_path / "ab" / "abcdef.json").write_text(text)
+    assert cache.get("abcdef") is None          # compiled again, never shown as truth
+    cache.put("abcdef", {"regs": 26, "shared": 0, "spill_store": 0})
+    assert cache.get("abcdef") == {"regs": 26, "shared": 0, "spill_store": 0}
+    cache.put("abcdef", {"error": "CompilationError: at 2:4: ..."})
+    assert cache.get("abcdef") == {"error": "CompilationError: at 2:4: ..."}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copyfile(ROOT / "examples" / "vector_add.py", tmp_path / "vector_add.py")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_broken_pyproject_is_an_error_not_the_default_types(project: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text('[tool.kernlint.calibrate]\nargs = { x_ptr = "*fp32"\n')
+    assert main(["calibrate", "vector_add.py"]) == 2
+    assert "pyproject.toml: invalid TOML" in capsys.readouterr().err
+    (project / "pyproject.toml").write_text('[tool.kernlint.calibrate]\nargs = ["x_ptr=*fp32"]\n')
+    assert main(["calibrate", "vector_add.py"]) == 2
+    assert "`tool.kernlint.calibrate.args` must be a table" in capsys.readouterr().err
+
+
+def test_project_wide_args_for_other_kernels_do_not_block_this_one(project: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # `a_ptr` belongs to another kernel of the project: `check` ignores it here, calibrate said
+    # "--arg a_ptr: vector_add_kernel has no argument 'a_ptr'" although no --arg was given
+    (project / "pyproject.toml").write_text('[tool.kernlint]\nargs = { a_ptr = "*bf16" }\n')
+    main(["calibrate", "vector_add.py", "--config", "BLOCK_SIZE=64", "--no-progress"])
+    assert "has no argument 'a_ptr'" not in capsys.readouterr().err
+
+
+def test_a_config_key_the_kernel_does_not_have_is_named(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "vector_add.py", "--config", "BLOCK_Q=3"]) == 2
+    assert "the kernel has no argument 'BLOCK_Q'" in capsys.readouterr().err
+    assert main(["calibrate", "vector_add.py", "--anchor-config", "garbage"]) == 2
+    assert "bad --anchor-config item 'garbage'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not HAS_TRITON or not hasattr(os, "killpg") or not Path("/proc/self/environ").exists(),
+                    reason="needs Triton (live compiles) and POSIX signals")
+def test_ctrl_c_stops_a_sweep_at_once_without_a_traceback(project: Path) -> None:
+    # the workers shared the terminal's process group: each died of the SIGINT, was replaced, and the sweep
+    # compiled on for 5-13 s before a KeyboardInterrupt traceback
+    shutil.copyfile(ROOT / "examples" / "matmul.py", project / "matmul.py")
+    mark = f"kernlint-sigint-{os.getpid()}-{time.time_ns()}"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLINT_TEST_MARK=mark)   # inherited by the workers
+    proc = subprocess.Popen([sys.executable, "-m", "kernlint", "calibrate", "matmul.py", "--sweep", "--no-cache",
+                             "--no-progress", "-j", "2", "--max-configs", "16"], cwd=project, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:   # wait until the first compile worker runs
+        if _marked(mark) > 1:   # kernlint itself and at least one compile worker
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)   # what a terminal's Ctrl-C does: the whole foreground group
+    start = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err[-2000:]
+    assert time.monotonic() - start < 10
+    time.sleep(0.5)
+    assert _marked(mark) == 0                                       # no stray worker left behind
+
+
+def _marked(mark: str) -> int:
+    """Processes whose environment carries `mark` (Linux /proc)."""
+    n = 0
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            n += f"KERNLINT_TEST_MARK={mark}".encode() in env.read_bytes()
+        except OSError:
+            pass
+    return n
