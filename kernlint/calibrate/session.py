@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import itertools
 import json
+import re
 import math
 import sys
 import tempfile
@@ -213,8 +214,17 @@ def prepare(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tup
 
 
 def attribute_error(message: str, cal: Calibration) -> str:
-    """Triton's 'at L:C' counts from the `def` of the jit function that failed (kernel or helper), so name the
-    kernel and where it lives in the user's file rather than the scratch module."""
+    """Where in the user's files a compile error is. Triton's 'at L:C' counts from the `def` of the jit function
+    that failed (kernel or helper); the failing source line it quotes is looked up in the scratch module and
+    mapped back (`rej.py:7`, in a helper). Errors that are not about a source line are left as they are."""
+    m = re.search(r"\bat \d+:\d+ `([^`]+)`", message)
+    if m:
+        hits = [i for i, line in enumerate(cal.scratch.source.splitlines(), 1) if line.strip() == m.group(1)]
+        place = cal.scratch.original_location(hits[0]) if len(hits) == 1 else None
+        if place:
+            return f"{message} [at {place}]"
+    if not re.search(r"\bat \d+:\d+", message):
+        return message   # a timeout, a dead worker, ptxas: no source position to explain
     span = cal.scratch.spans[-1] if cal.scratch.spans else None
     where = f"{span.label}:{span.orig_line}" if span else cal.path
     return f"{message} [{cal.kernel} at {where}; Triton counts lines from the failing function's def]"

@@ -62,11 +62,15 @@ def render(cal: Calibration, console: Console) -> None:
                     "OutOfRes", "CTAs/SM", "compile"):
             table.add_column(col, justify="left" if col in ("config", "from") else "right", no_wrap=col != "config")
         errors: list[float] = []
+        failures: list[tuple[int, Row]] = []
         for r in rows:
             e, t = _est(r), _truth(r)
             if r.error:
-                table.add_row(r.config_label, r.origin, Text("Triton: " + r.error if not r.error.startswith("not compiled")
-                                                             else r.error, style="yellow"), *[""] * (6 + has_tmem))
+                # a short marker in the row and the message under the table: a long Triton message in a
+                # no-wrap cell squeezed the config column to nothing
+                failures.append((len(failures) + 1, r))
+                table.add_row(r.config_label, r.origin, Text(f"failed [{len(failures)}]", style="yellow"),
+                              *[""] * (6 + has_tmem))
                 continue
             err = _reg_error(e, t)
             if err is not None:
@@ -83,6 +87,9 @@ def render(cal: Calibration, console: Console) -> None:
                       Text("cached" if r.cached else f"{t.get('compile_s') or 0:.2f}s", style="dim")]
             table.add_row(r.config_label, r.origin, *cells)
         console.print(table)
+        for n, r in failures:
+            prefix = "" if r.error.startswith("not compiled") else "Triton: "
+            console.print(Text(f"  [{n}] {r.config_label}: {prefix}{r.error}", style="yellow"))
         compiled = [r for r in rows if r.truth]
         smem_exact = sum(_est(r).get("smem") == _truth(r).get("smem") for r in compiled)
         oor_agree = sum(_est(r).get("oor") == _truth(r).get("oor") for r in compiled)

@@ -157,10 +157,17 @@ def error_line(exc: BaseException) -> str:
         where, inner, seen = "", exc, 0
         while inner is not None and seen < 32:
             seen += 1
-            first = str(inner).strip().splitlines()[0] if str(inner).strip() else ""
+            parts = str(inner).strip().splitlines()
+            first = parts[0] if parts else ""
             if hasattr(inner, "error_message"):
                 if first.startswith("at "):
                     where = first.rstrip(":")
+                    # the failing source line follows: it names the function (kernel or helper) for
+                    # session.attribute_error, whose lines Triton counts from that function's def
+                    # (Triton prints the function's lines up to the failing one, then a `^` under it)
+                    caret = next((i for i, ln in enumerate(parts) if ln.strip() == "^"), None)
+                    code = parts[caret - 1].strip() if caret and caret > 1 else ""
+                    where += f" `{code}`" if code and "`" not in code else ""
                 if inner.error_message:
                     text = str(inner.error_message).strip().splitlines()
                     return f"{name}: {where}: {text[0] if text else ''}"[:400]
