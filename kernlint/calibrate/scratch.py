@@ -28,7 +28,8 @@ from pathlib import Path
 
 import libcst as cst
 
-from kernlint.calibrate.scratch_globals import alias_import, conditional_assignment, import_targets, triton_bindings
+from kernlint.calibrate.scratch_globals import (alias_import, code as _code, conditional_assignment, global_refs,
+                                               import_targets, is_triton as _is_triton, triton_bindings)
 from kernlint.frontend.facts import JitFunction, ModuleFacts
 from kernlint.frontend.kernels import JIT_NAMES, collect_module_facts, module_name_for
 from kernlint.frontend.names import NameResolver
@@ -136,42 +137,6 @@ class ScratchModule:
             if s.start <= line <= s.end:
                 return f"{s.label}:{s.orig_line + line - s.start}"
         return None
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
-def global_refs(node: cst.CSTNode, names: NameResolver) -> list[tuple[str, str]]:
-    """(local name, qualified name) of every module-level or imported name an expression/function reads."""
-    found: list[tuple[str, str]] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)  # `tl.load`: only `tl` is a reference; `.load` is an attribute name
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)  # skip the keyword name of `f(x=1)`
-            return False
-
-        def visit_Param(self, n: cst.Param) -> bool:
-            for part in (n.annotation, n.default):
-                if part is not None:
-                    part.visit(self)
-            return False
-
-        def visit_Name(self, n: cst.Name) -> None:
-            for qn in sorted(names.qualnames(n)):
-                if "<" not in qn and not qn.startswith("builtins."):
-                    found.append((n.value, qn))
-
-    node.visit(_V())
-    return list(dict.fromkeys(found))
-
-
-def _is_triton(qn: str) -> bool:
-    return qn == "triton" or qn.startswith("triton.")
 
 
 def _triton_imports(pm: ParsedModule) -> list[str]:
@@ -367,8 +332,8 @@ def build_scratch(tree: SourceTree, pm: ParsedModule, kernel: JitFunction) -> Sc
 
 def find_kernel(pm: ParsedModule, name: str | None) -> JitFunction:
     jits = pm.facts.jit_functions
-    if name is not None:
-        found = [j for j in jits if name in (j.name, j.qualname)]
+    if name is not None:   # an exact qualified name wins over a method of the same name (`ka` vs `NS.ka`)
+        found = [j for j in jits if j.qualname == name] or [j for j in jits if j.name == name]
     else:
         called = pm.facts.called_jit_names
         found = [j for j in jits if j.full_name not in called] or list(jits)

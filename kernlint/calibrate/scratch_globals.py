@@ -1,4 +1,5 @@
-"""Module-level names the scratch module has to re-bind although no plain top-level statement defines them.
+"""How the scratch module finds the names a kernel reads (`global_refs`), and re-binds those that no plain
+top-level statement defines.
 
 Real packages pick their Triton helpers at import time, so the binding sits inside an ``if`` or ``try``:
 
@@ -27,8 +28,46 @@ from kernlint.frontend.names import NameResolver
 _OTHER_VENDORS = (".intel.", ".hip.", ".amd.", ".ascend.", ".npu.", ".musa.")
 
 
-def _code(node: cst.CSTNode) -> str:
+def code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def global_refs(node: cst.CSTNode, names: NameResolver) -> list[tuple[str, str]]:
+    """(local name, qualified name) of every module-level or imported name an expression/function reads."""
+    found: list[tuple[str, str]] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)  # `tl.load`: only `tl` is a reference; `.load` is an attribute name
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)  # skip the keyword name of `f(x=1)`
+            return False
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            # not its own name: a method `NS.ka` would otherwise read as a reference to a module-level `ka`
+            for part in (*n.decorators, n.params, n.body, *([n.returns] if n.returns else [])):
+                part.visit(self)
+            return False
+
+        def visit_Param(self, n: cst.Param) -> bool:
+            for part in (n.annotation, n.default):
+                if part is not None:
+                    part.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            for qn in sorted(names.qualnames(n)):
+                if "<" not in qn and not qn.startswith("builtins."):
+                    found.append((n.value, qn))
+
+    node.visit(_V())
+    return list(dict.fromkeys(found))
+
+
+def is_triton(qn: str) -> bool:
+    return qn == "triton" or qn.startswith("triton.")
 
 
 def module_level_statements(module: cst.Module) -> Iterator[tuple[cst.BaseSmallStatement, tuple[str, ...]]]:
@@ -51,7 +90,7 @@ def module_level_statements(module: cst.Module) -> Iterator[tuple[cst.BaseSmallS
                     yield from walk(stmt.orelse.body, (*conds, "try"))
 
     def _walk_if(stmt: cst.If, conds: tuple[str, ...]) -> Iterator[tuple[cst.BaseSmallStatement, tuple[str, ...]]]:
-        test = _code(stmt.test)
+        test = code(stmt.test)
         yield from walk(stmt.body, (*conds, test))
         other = stmt.orelse
         if isinstance(other, cst.If):
@@ -66,21 +105,17 @@ def import_targets(small: cst.BaseSmallStatement) -> Iterator[tuple[str, str]]:
     """(local name, qualified name) bound by an import statement of triton names."""
     if isinstance(small, cst.Import):
         for alias in small.names:
-            full = _code(alias.name)
+            full = code(alias.name)
             if alias.asname is not None:
-                yield _code(alias.asname.name), full
+                yield code(alias.asname.name), full
             else:
                 yield full.split(".")[0], full.split(".")[0]
     elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
             and not isinstance(small.names, cst.ImportStar):
-        mod = _code(small.module)
+        mod = code(small.module)
         for alias in small.names:
-            local = _code(alias.asname.name) if alias.asname is not None else _code(alias.name)
-            yield local, f"{mod}.{_code(alias.name)}"
-
-
-def _is_triton(qn: str) -> bool:
-    return qn == "triton" or qn.startswith("triton.")
+            local = code(alias.asname.name) if alias.asname is not None else code(alias.name)
+            yield local, f"{mod}.{code(alias.name)}"
 
 
 def triton_bindings(module: cst.Module, names: NameResolver) -> dict[str, list[str]]:
@@ -91,11 +126,11 @@ def triton_bindings(module: cst.Module, names: NameResolver) -> dict[str, list[s
     for small, _ in module_level_statements(module):
         pairs: list[tuple[str, str]] = []
         if isinstance(small, (cst.Import, cst.ImportFrom)):
-            pairs = [(local, qn) for local, qn in import_targets(small) if _is_triton(qn)]
+            pairs = [(local, qn) for local, qn in import_targets(small) if is_triton(qn)]
         elif isinstance(small, cst.Assign) and len(small.targets) == 1 \
                 and isinstance(small.targets[0].target, cst.Name) \
                 and isinstance(small.value, (cst.Name, cst.Attribute)):
-            qns = sorted(q for q in names.qualnames(small.value) if _is_triton(q))
+            qns = sorted(q for q in names.qualnames(small.value) if is_triton(q))
             pairs = [(small.targets[0].target.value, q) for q in qns]
         for local, qn in pairs:
             alternatives = out.setdefault(local, [])

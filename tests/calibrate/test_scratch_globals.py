@@ -128,3 +128,16 @@ def test_the_scratch_module_compiles_with_triton(package: Path, tmp_path: Path) 
         cal = session.run(f"pkg/kernels.py::{kernel}", ("h100",),
                           ({"BLOCK": 32, "num_warps": 4, "num_stages": 1},), args=args, jobs=1, cache_dir=None)
         assert cal.rows and all(r.error is None for r in cal.rows), [r.error for r in cal.rows]
+
+
+def test_a_kernel_and_a_method_of_the_same_name_can_each_be_picked(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # `two.py::ka` said "several kernels (ka, NS.ka)" and `two.py::NS.ka` clashed with the module-level `ka`
+    monkeypatch.chdir(tmp_path)
+    body = "(x_ptr, B: tl.constexpr):\n{pad}    tl.store(x_ptr + tl.arange(0, B), tl.zeros([B], tl.float16))\n"
+    (tmp_path / "two.py").write_text("import triton\nimport triton.language as tl\n\n@triton.jit\ndef ka"
+                                     + body.format(pad="") + "\nclass NS:\n    @triton.jit\n    def ka"
+                                     + body.format(pad="    "))
+    tree, pm = source_tree_for("two.py")
+    assert find_kernel(pm, "ka").qualname == "ka" and find_kernel(pm, "NS.ka").qualname == "NS.ka"
+    assert "def ka(" in build_scratch(tree, pm, find_kernel(pm, "NS.ka")).source
