@@ -123,11 +123,19 @@ class _Fixer(cst.CSTTransformer):
         # The last config goes: the new last element takes its comma (none, or one with its whitespace),
         # so `[a, b]` -> `[a]` and `[a, b,]` -> `[a,]`; a comment after it sits in the bracket's leading
         # whitespace and belongs to the removed config's line, so it goes too.
-        kept[-1] = kept[-1].with_changes(comma=elements[-1].comma)
+        own = kept[-1].comma.whitespace_after if isinstance(kept[-1].comma, cst.Comma) else None
+        own_comment = own.first_line if isinstance(own, cst.ParenthesizedWhitespace) and own.first_line.comment \
+            else None   # the kept config's own trailing comment (`..., num_stages=3),  # keep: why`)
+        comma = elements[-1].comma
+        if own_comment is not None and isinstance(comma, cst.Comma) \
+                and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+            comma = comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(first_line=own_comment))
+            own_comment = None
+        kept[-1] = kept[-1].with_changes(comma=comma)
         rbracket = updated_node.rbracket
         ws = rbracket.whitespace_before
-        if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
-            first = ws.first_line.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+        if isinstance(ws, cst.ParenthesizedWhitespace) and (ws.first_line.comment is not None or own_comment):
+            first = own_comment or ws.first_line.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
             rbracket = rbracket.with_changes(whitespace_before=ws.with_changes(first_line=first))
         self.applied += edits
         return updated_node.with_changes(elements=kept, rbracket=rbracket)

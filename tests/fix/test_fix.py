@@ -212,3 +212,14 @@ def row_kernel(x_ptr, n, BLOCK_X: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: 
     path = tmp_path / "shared.py"
     path.write_text(src + extra)
     assert _check(str(path), "--diff")[0] == 0
+
+
+def test_dropping_the_last_config_keeps_the_comment_of_the_one_before(tmp_path: Path) -> None:
+    src = (CASES / "decorator_list_before.py").read_text()
+    kept = "triton.Config({'BLOCK_M': 64,  'BLOCK_N': 64, 'BLOCK_K': 32},  num_warps=4, num_stages=3),"
+    assert kept in src
+    path = tmp_path / "k.py"
+    path.write_text(src.replace(kept, kept + "  # keep: the skinny-shape tile"))
+    _check(str(path), "--fix", "--unsafe-fixes")
+    fixed = path.read_text()
+    assert "# keep: the skinny-shape tile" in fixed and "# last" not in fixed
