@@ -47,7 +47,8 @@ def _fits(e: object) -> bool:
     return bool(getattr(e, "estimated", False)) and not getattr(e, "smem_over") and not getattr(e, "tmem_over")
 
 
-def _drop_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]]) -> list[Edit]:
+def _drop_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]],
+                why: list[tuple[int, int, str, str]] | None = None) -> list[Edit]:
     by_pos: dict[tuple[int, int], list[object]] = defaultdict(list)
     for k in kernels:
         for e in k.estimates:
@@ -62,10 +63,19 @@ def _drop_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]]) -
             targets = ", ".join(sorted({e.target.key for e in ests}))  # type: ignore[attr-defined]
             edits.append(Edit("drop-config", pos[0], pos[1], "KL401",
                               f"removed an autotune config that cannot run on {targets}"))
+        elif why is not None:   # say why the finding stays (`No fixes available` alone explained nothing)
+            fits = next((e for e in ests if _fits(e)), None)
+            generated = len({e.config.key for e in ests}) > 1  # type: ignore[attr-defined]
+            reason = ("the config is not one literal triton.Config of an autotune list" if not ests else
+                      "several configs come from this line (a comprehension or loop builds them)" if generated else
+                      f"the list is shared with a kernel it fits ({fits.kernel} on {fits.target.key})"  # type: ignore[attr-defined]
+                      if fits is not None else "the list is shared with a kernel whose estimate is unknown")
+            why.append((pos[0], pos[1], "KL401", reason))
     return edits
 
 
-def _stage_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]]) -> list[Edit]:
+def _stage_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]],
+                 why: list[tuple[int, int, str, str]] | None = None) -> list[Edit]:
     from kernlint.analysis.estimate import estimate
 
     edits: list[Edit] = []
@@ -89,24 +99,32 @@ def _stage_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]]) 
         if best is not None and best > 0 and current is not None:
             edits.append(Edit("set-kwarg", pos[0], pos[1], "KL101",
                               f"num_stages={current} -> {best} (the largest that fits)", "num_stages", best))
+        elif why is not None:
+            why.append((pos[0], pos[1], "KL101", "no smaller num_stages fits" if best == -1 else
+                        "no literal num_stages= at this launch to lower"))
     return edits
 
 
-def plan_file(fr: FileResult) -> list[Edit]:
-    """The edits for one linted file, from its reported findings and its kernels' estimates."""
+def plan_file(fr: FileResult, why: list[tuple[int, int, str, str]] | None = None) -> list[Edit]:
+    """The edits for one linted file, from its reported findings and its kernels' estimates; `why` collects
+    (line, col, code, reason) for the findings that get no edit."""
     kl401 = {(d.span.start.line, d.span.start.col) for d in fr.diagnostics if d.code == "KL401"}
     kl101 = {(d.span.start.line, d.span.start.col) for d in fr.diagnostics if d.code == "KL101"}
     if not (kl401 or kl101) or not fr.kernels:
         return []
-    return _drop_edits(fr.kernels, kl401) + _stage_edits(fr.kernels, kl101)
+    return _drop_edits(fr.kernels, kl401, why) + _stage_edits(fr.kernels, kl101, why)
 
 
 def fix_result(result: LintResult) -> list[FileFix]:
     """One FileFix per file with something fixable (changed or skipped); reads each file from disk."""
     out: list[FileFix] = []
     for fr in result.files:
-        edits = plan_file(fr)
+        why: list[tuple[int, int, str, str]] = []
+        edits = plan_file(fr, why)
+        unplanned = [(Edit("none", line, col, code, reason), reason) for line, col, code, reason in why]
         if not edits:
+            if unplanned:
+                out.append(FileFix(fr.path, b"", b"", skipped=unplanned))
             continue
         try:
             with open(fr.path, "rb") as fh:
@@ -119,7 +137,7 @@ def fix_result(result: LintResult) -> list[FileFix]:
         except FixError as exc:
             out.append(FileFix(fr.path, old, old, error=str(exc)))
             continue
-        out.append(FileFix(fr.path, old, new, applied, skipped))
+        out.append(FileFix(fr.path, old, new, applied, [*skipped, *unplanned]))
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-EditKind = Literal["drop-config", "set-kwarg"]
+EditKind = Literal["drop-config", "set-kwarg", "none"]   # none: a finding no fix applies to (why is said)
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,3 +223,12 @@ def test_dropping_the_last_config_keeps_the_comment_of_the_one_before(tmp_path: 
     _check(str(path), "--fix", "--unsafe-fixes")
     fixed = path.read_text()
     assert "# keep: the skinny-shape tile" in fixed and "# last" not in fixed
+
+
+def test_a_finding_no_fix_applies_to_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # "No fixes available." alone, next to a remaining KL101, explained nothing
+    src = (CASES / "launch_stages_before.py").read_text()
+    path = tmp_path / "k.py"
+    path.write_text(src.replace("BLOCK_M=256, BLOCK_N=128, BLOCK_K=64", "BLOCK_M=256, BLOCK_N=256, BLOCK_K=256"))
+    assert _check(str(path), "--diff")[0] == 0
+    assert "KL101 not fixed: no smaller num_stages fits" in capsys.readouterr().err
