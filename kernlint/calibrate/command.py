@@ -25,16 +25,16 @@ def add_parser(sub: Any) -> None:
                    help="extra config to compile, e.g. 'BLOCK_M=128,BLOCK_N=128,num_warps=8,num_stages=3'")
     p.add_argument("--sweep", action="store_true",
                    help="add a grid: powers of two around the block sizes x num_warps {2,4,8} x num_stages {2,3,4}")
-    p.add_argument("--max-configs", type=int, default=48, metavar="N", help="cap on sweep configs (%(default)s)")
+    p.add_argument("--max-configs", type=_positive, default=48, metavar="N", help="cap on sweep configs (%(default)s)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
                    help="argument spec: a_ptr=*bf16, b_ptr=*fp16:0 (unaligned), M=4096, stride_k=1, eps=fp32, "
                         "HEAD_DIM=64 (constexpr); '*=*bf16' sets the default pointer dtype")
-    p.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="compile worker processes (%(default)s)")
+    p.add_argument("-j", "--jobs", type=_positive, default=2, metavar="N", help="compile worker processes (%(default)s)")
     p.add_argument("--python", metavar="PATH", help="interpreter whose Triton compiles (default: this one)")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="calibrate cache (default .kernlint_cache/calibrate)")
     p.add_argument("--no-cache", action="store_true", help="compile everything again, store nothing")
-    p.add_argument("--timeout", type=int, default=600, metavar="S", help="seconds per compile (%(default)s)")
+    p.add_argument("--timeout", type=_positive, default=600, metavar="S", help="seconds per compile (%(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--anchor", action="store_true",
@@ -43,8 +43,27 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--anchor-config", metavar="K=V,...", help="the config to anchor on (implies --anchor)")
     p.add_argument("--verify", action="store_true",
                    help="with --anchor: compile the other configs too and report static vs anchored error")
-    p.add_argument("--triton-version", metavar="X.Y",
+    p.add_argument("--triton-version", metavar="X.Y", type=_version,
                    help="the Triton version the model assumes (default: the compiling one, else the newest known)")
+
+
+def _positive(text: str) -> int:
+    """argparse type: an integer ≥ 1 (`-j 0`, `--max-configs -1` were taken silently)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _version(text: str) -> str:
+    """argparse type: a Triton version `X.Y` (or `X.Y.Z`)."""
+    parts = text.split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(f"expected a version like 3.6, got {text!r}")
+    return text
 
 
 def _pyproject_args(path: Path) -> dict[str, str]:

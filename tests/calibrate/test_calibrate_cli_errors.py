@@ -101,3 +101,12 @@ def _marked(mark: str) -> int:
         except OSError:
             pass
     return n
+
+
+@pytest.mark.parametrize("argv, message", [(["-j", "0"], "must be at least 1"),
+                                           (["--max-configs", "-1"], "must be at least 1"),
+                                           (["--triton-version", "abc"], "expected a version like 3.6")])
+def test_bad_option_values_are_usage_errors(argv: list[str], message: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", str(ROOT / "examples/vector_add.py"), *argv]) == 2
+    assert message in capsys.readouterr().err
