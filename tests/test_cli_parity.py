@@ -145,3 +145,11 @@ def test_statistics_follow_the_json_output_format(tmp_path: Path) -> None:
     assert main(["check", "k.py", "--statistics", "--output-format", "json"], out) == 1
     rows = json.loads(out.getvalue())
     assert {"code": "KL301", "name": "NonPowerOfTwoBlock", "count": 1} in rows
+
+
+def test_the_internal_error_code_is_explained_and_known(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = io.StringIO()
+    assert main(["rule", "KL000"], out) == 0 and "InternalError (KL000)" in out.getvalue()
+    (tmp_path / "k.py").write_text(KERNEL)
+    main(["check", "k.py", "--ignore", "KL000"], io.StringIO())
+    assert "unknown rule code" not in capsys.readouterr().err
