@@ -187,3 +187,45 @@ def test_exit_code_follows_the_protocol(shutdown: bool, code: int) -> None:
     done = subprocess.run([sys.executable, "-m", "kernlint", "server"], input=msgs, capture_output=True, timeout=120)
     assert done.returncode == code, done.stderr[-2000:]
     assert b'"id": 1' in done.stdout.replace(b'"id":1', b'"id": 1')   # initialize was answered
+
+
+def test_one_lint_per_document_at_a_time_and_other_documents_are_not_held_back() -> None:
+    # A 720 KB document held the one lint thread for 10 s: another document's diagnostics and hovers
+    # waited behind it. Two threads, at most one lint per document: a keystroke that cancels the task
+    # waiting for a lint does not let a second lint of that document start beside the first.
+    import threading
+    import time
+
+    from kernlint.api import FileResult
+    from kernlint.lsp.server import KernlintServer, Linted
+
+    server = KernlintServer()
+    lock, active, overlap = threading.Lock(), {}, []
+
+    def slow(uri: str, text: str, version: int | None = None) -> Linted:
+        with lock:
+            active[uri] = active.get(uri, 0) + 1
+            if active[uri] > 1:
+                overlap.append(uri)
+        time.sleep(0.4 if uri == "big" else 0.0)
+        with lock:
+            active[uri] -= 1
+        return Linted(version, [], text, FileResult(uri, [], []))
+
+    server.lint_text = slow  # type: ignore[method-assign]
+
+    async def scenario() -> float:
+        first = asyncio.ensure_future(server._lint("big", ("a", 1)))
+        await asyncio.sleep(0.05)
+        first.cancel()                                   # the next keystroke cancels the waiting task
+        second = asyncio.ensure_future(server._lint("big", ("b", 2)))
+        await asyncio.sleep(0.05)
+        start = time.monotonic()
+        await server._lint("small", ("c", 1))
+        small = time.monotonic() - start
+        await second
+        return small
+
+    small_s = asyncio.run(scenario())
+    assert overlap == []             # the second lint of "big" waited for the first
+    assert small_s < 0.3             # "small" did not wait for either (each takes 0.4 s)

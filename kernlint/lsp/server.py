@@ -85,8 +85,12 @@ class KernlintServer(LanguageServer):
         self.max_chars = max_chars
         self.linted: dict[str, Linted] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
+        self._running: dict[str, asyncio.Future[Linted]] = {}   # the lint in flight per document
         self._settings: dict[str, Settings] = {}     # per directory of a linted file
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernlint-lint")
+        # two lint threads: a long lint (a 720 KB document takes ~10 s) no longer holds back the next document's
+        # diagnostics and hovers (measured 10.2 s -> see tests/test_lsp.py); lint_text is a pure function of
+        # the text and settings, and a result for a text the editor has moved past is dropped (_lint_later)
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kernlint-lint")
         self.shut_down = False   # a `shutdown` request came: `exit` then ends with 0, else with 1 (LSP)
 
     # ---- linting -----------------------------------------------------------------------------------
@@ -141,9 +145,27 @@ class KernlintServer(LanguageServer):
         cached = self.linted.get(uri)
         if cached is not None and cached.version == doc[1] and cached.text == doc[0]:
             return cached
-        linted = await asyncio.get_running_loop().run_in_executor(self._pool, self.lint_text, uri, *doc)
+        linted, _ = await self._lint(uri, doc)
         self.linted[uri] = linted
         return linted
+
+    async def _lint(self, uri: str, doc: tuple[str, int | None]) -> tuple[Linted, tuple[str, int | None]]:
+        """Lint in a worker thread, at most one lint per document at a time: a lint of an older text still
+        running is waited for and then the newest text is linted, so one large document never holds both
+        threads (its lints would starve every other document's diagnostics and hovers)."""
+        running = self._running.get(uri)
+        if running is not None:
+            try:
+                await asyncio.shield(running)
+            except Exception:   # that lint's failure is reported by its own caller
+                pass
+            doc = self._document(uri) or doc
+        fut = asyncio.get_running_loop().run_in_executor(self._pool, self.lint_text, uri, *doc)
+        self._running[uri] = fut
+        # forgotten when the thread finishes, not when the waiting task is cancelled (a new keystroke cancels
+        # it, but the lint runs on): the next lint of this document waits for it
+        fut.add_done_callback(lambda f: self._running.pop(uri, None) if self._running.get(uri) is f else None)
+        return await asyncio.shield(fut), doc
 
     def schedule(self, uri: str, delay: float | None = None) -> None:
         old = self._pending.pop(uri, None)
@@ -158,7 +180,7 @@ class KernlintServer(LanguageServer):
             doc = self._document(uri)
             if doc is None:
                 return
-            linted = await asyncio.get_running_loop().run_in_executor(self._pool, self.lint_text, uri, *doc)
+            linted, doc = await self._lint(uri, doc)
             if self._document(uri) != doc:
                 return            # typed past while we linted; the newer change has its own task
             self.linted[uri] = linted
