@@ -1,8 +1,9 @@
 """`kernlint server`: a pygls 2.x language server (the only module tree that imports pygls).
 
-Diagnostics on open/change/save, debounced per document and computed off the event loop on one worker
-thread, so a slow lint (a huge file) never stops the server from answering; a result for a version the
-user has already typed past is dropped. Quick fixes (noqa, config literals), hover tables of estimates,
+Diagnostics on open/change/save, debounced per document and computed off the event loop on two worker
+threads, at most one lint per document at a time, so a slow lint (a huge file) holds back neither the
+server's answers nor the other documents' diagnostics; a result for a version the user has already typed
+past is dropped. Quick fixes (noqa, config literals), hover tables of estimates,
 settings reloaded when a pyproject.toml changes. Every handler catches and logs its own exceptions: a bad
 request or a crashing rule costs that one answer, never the server.
 """
