@@ -179,8 +179,18 @@ def fix(args: argparse.Namespace, out: TextIO,
     changed = [f for f in fixes if f.changed]
     count = sum(len(f.applied) for f in changed)
     if args.diff:
-        for f in changed:
-            out.write(unified_diff(f))
+        sink = out
+        if getattr(args, "output_file", None):   # `-o FILE` takes the diff too (it went to stdout)
+            try:
+                sink = open(args.output_file, "w", encoding="utf-8", newline="")
+            except OSError as exc:
+                raise CheckError(f"cannot write {args.output_file}: {exc.strerror}") from None
+        try:
+            for f in changed:
+                sink.write(unified_diff(f))
+        finally:
+            if sink is not out:
+                sink.close()
         sys.stderr.write(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} file(s) "
                          "(unsafe fixes: they change which configs run).\n" if count else "No fixes available.\n")
         return 2 if result.internal_errors or result.path_errors else (1 if changed else 0)

@@ -232,3 +232,10 @@ def test_a_finding_no_fix_applies_to_says_why(tmp_path: Path, capsys: pytest.Cap
     path.write_text(src.replace("BLOCK_M=256, BLOCK_N=128, BLOCK_K=64", "BLOCK_M=256, BLOCK_N=256, BLOCK_K=256"))
     assert _check(str(path), "--diff")[0] == 0
     assert "KL101 not fixed: no smaller num_stages fits" in capsys.readouterr().err
+
+
+def test_diff_goes_to_the_output_file(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "decorator_list")
+    target = tmp_path / "fix.diff"
+    code, out = _check(str(path), "--diff", "-o", str(target))
+    assert code == 1 and out == "" and target.read_text().startswith("--- ")
