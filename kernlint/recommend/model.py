@@ -66,6 +66,17 @@ SCALAR_L1_IN_LATENCY = 2.0
 # next iteration's loads (layernorm and rmsnorm lost 3-5 % with this term).
 BLOCK_REDUCTION_US = 0.25
 L1_WAVEFRONTS_PER_CLK = 1.0    # Hopper L1: one 128-B wavefront per clock per SM
+# A CTA that needs more shared memory than the second-largest carve-out step (compute capability 9.0: shared
+# memory per SM is set to one of 0, 8, 16, 32, 64, 100, 132, 164, 196 or 228 KB, CUDA C++ Programming Guide;
+# 8.0 stops at 164) measured slower than the same tile one stage shallower on the H200: 128×128×64 matmul
+# tiles at 8 warps 3-4 % slower at 7 stages (224 KB) than at 6 (192 KB) in runs 20-28 (1536×6144×2048 and
+# 512×4096×14336, 39 pairs), attention 128×64 at HEAD_DIM 128 slower at 6 stages than at 5. Why is not
+# established (L1 left at the largest carve-out is 28 KB, but two 100 KB CTAs of HEAD_DIM 64 attention, which
+# take the same carve-out, were fastest at 6 stages), so the term is empirical and per CTA. Replay of every
+# saved H200 timing: 0.9752 -> 0.9767 (bf16 matmul 0.970 -> 0.977, attention 0.987 -> 0.990); 2-10 % give
+# the same picks; counted per SM (resident CTAs together) it lost 1-2 % on HEAD_DIM 64 attention.
+SMEM_CARVEOUT_STEPS_KB = {80: (132, 164), 90: (196, 228), 100: (196, 228)}
+FULL_CARVEOUT_PENALTY = 0.03
 
 
 def dram_bytes_per_s(spec: GpuSpec) -> float:
@@ -376,5 +387,10 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
         notes.append(f"{in_flight / 1024:.0f} KiB in flight per SM covers {mem_eff:.0%} of the latency")
     if work.unknown_trips:
         notes.append("loop trip count unknown at line(s) " + ",".join(map(str, work.unknown_trips)) + ": assumed 8")
+    steps = SMEM_CARVEOUT_STEPS_KB.get(spec.capability)
+    if steps and est.smem is not None and est.smem.total > steps[0] * 1024:
+        wave *= 1 + FULL_CARVEOUT_PENALTY
+        notes.append(f"{est.smem.total // 1024} KB of shared memory per CTA, above the {steps[0]} KB carve-out step "
+                     f"(measured {FULL_CARVEOUT_PENALTY:.0%} slower on the H200)")
     return Score(LAUNCH_US + waves * wave, terms, waves, ctas, bound, tuple(notes),
                  wide_ties=not work.flops and not work.loop_reduces)

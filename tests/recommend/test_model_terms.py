@@ -282,3 +282,33 @@ def test_block_wide_reductions_of_a_loop_free_kernel_cost_a_barrier_chain() -> N
         model.BLOCK_REDUCTION_US = saved
     assert abs(with_term[8] - without[8] - 2 * 3 * saved) < 1e-9
     assert abs(with_term[4] - without[4] - 2 * 2 * saved) < 1e-9
+
+
+def test_a_cta_above_the_second_largest_carve_out_is_charged_the_measured_slowdown() -> None:
+    """examples/matmul.py at 128×128×64 fp16: each stage holds (128 + 128) × 64 × 2 B = 32 KiB, so 6 stages are
+    192 KiB (under the 196 KB step of compute capability 9.0) and 7 stages 224 KiB (over it). By hand: the
+    7-stage score is (1 + FULL_CARVEOUT_PENALTY) × the score without the term; the 6-stage one is unchanged."""
+    from kernlint.hardware.specs import SPECS
+    from kernlint.recommend import model
+    from kernlint.recommend.core import _evaluate, learn_space
+    shape = {"M": 1536, "N": 6144, "K": 2048}
+    res = lint_paths([str(ROOT / "examples/matmul.py")], Settings(targets=("h200",)))
+    k = next(k for f in res.files for k in f.kernels if k.jit.name == "matmul_kernel")
+    src = read_kernel_source(k.jit.path, k.jit.name)
+    env, space = bucket_env(k, src, shape), learn_space(k, src, shape)
+    tile = {**space.fixed, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
+
+    def scored(stages: int) -> tuple[float, int]:
+        c = _evaluate(k, src, SPECS["h200"], tile, 8, stages, env)
+        assert c is not None and c.estimate.smem is not None
+        return c.score.time_us - model.LAUNCH_US, c.estimate.smem.total
+
+    with_term = {s: scored(s) for s in (6, 7)}
+    saved, model.FULL_CARVEOUT_PENALTY = model.FULL_CARVEOUT_PENALTY, 0.0
+    try:
+        without = {s: scored(s) for s in (6, 7)}
+    finally:
+        model.FULL_CARVEOUT_PENALTY = saved
+    assert with_term[6][1] == 6 * 32768 and with_term[7][1] == 7 * 32768
+    assert abs(with_term[6][0] - without[6][0]) < 1e-9
+    assert abs(with_term[7][0] - without[7][0] * (1 + saved)) < 1e-6
