@@ -74,7 +74,8 @@ L1_WAVEFRONTS_PER_CLK = 1.0    # Hopper L1: one 128-B wavefront per clock per SM
 # established (L1 left at the largest carve-out is 28 KB, but two 100 KB CTAs of HEAD_DIM 64 attention, which
 # take the same carve-out, were fastest at 6 stages), so the term is empirical and per CTA. Replay of every
 # saved H200 timing: 0.9752 -> 0.9767 (bf16 matmul 0.970 -> 0.977, attention 0.987 -> 0.990); 2-10 % give
-# the same picks; counted per SM (resident CTAs together) it lost 1-2 % on HEAD_DIM 64 attention.
+# the same picks; counted per SM (resident CTAs together) it lost 1-2 % on HEAD_DIM 64 attention. Live, H200
+# runs 29-31 with the term: 0.9794 / 0.9796 / 0.9791 of the best (runs 27 / 28 without it: 0.9781 / 0.9762).
 SMEM_CARVEOUT_STEPS_KB = {90: (196, 228)}   # measured on sm_90 only: sm_80 (steps 132/164) and sm_100 are not
 FULL_CARVEOUT_PENALTY = 0.03
 
