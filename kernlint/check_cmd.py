@@ -28,6 +28,19 @@ def _codes(text: str | None) -> tuple[str, ...]:
     return tuple(rule_prefix(c) for c in (text or "").split(",") if c.strip())
 
 
+def parse_arg_options(items: list[str]) -> dict[str, str]:
+    """`--arg NAME=TYPE` options (check, explain, debug) → {name: type}; CheckError on a malformed one."""
+    arg_types: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise CheckError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
+        name, value = item.split("=", 1)
+        if (why := arg_type_error(value)) is not None:
+            raise CheckError(f"bad --arg {item!r}: {why}")
+        arg_types[name.strip()] = value.strip()
+    return arg_types
+
+
 def overrides(args: argparse.Namespace) -> Overrides:
     configs = None
     if getattr(args, "config", None):
@@ -37,14 +50,7 @@ def overrides(args: argparse.Namespace) -> Overrides:
             configs = tuple(parse_config_option(c) for c in args.config)
         except ValueError as exc:
             raise CheckError(str(exc)) from None
-    arg_types: dict[str, str] = {}
-    for item in getattr(args, "arg", []) or []:
-        if "=" not in item:
-            raise CheckError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
-        name, value = item.split("=", 1)
-        if (why := arg_type_error(value)) is not None:
-            raise CheckError(f"bad --arg {item!r}: {why}")
-        arg_types[name.strip()] = value.strip()
+    arg_types = parse_arg_options(getattr(args, "arg", []) or [])
     targets = tuple(t.strip() for spec in getattr(args, "target", []) or [] for t in spec.split(",") if t.strip())
     return Overrides(
         select=_codes(args.select) if getattr(args, "select", "") else None,

@@ -102,16 +102,8 @@ def _settings(args: argparse.Namespace, **extra: object):  # type: ignore[no-unt
         configs = tuple(parse_config_option(c) for c in args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    from kernlint.ir.dtypes import arg_type_error
-    arg_types: dict[str, str] = {}
-    for item in args.arg:
-        if "=" not in item:
-            raise UsageError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
-        name, value = item.split("=", 1)
-        why = arg_type_error(value)
-        if why:
-            raise UsageError(f"bad --arg {item!r}: {why}")
-        arg_types[name.strip()] = value.strip()
+    from kernlint.check_cmd import parse_arg_options
+    arg_types = parse_arg_options(args.arg)   # CheckError, reported like a UsageError by main()
     return Settings(targets=targets, cli_configs=configs, arg_types=arg_types, **extra)  # type: ignore[arg-type]
 
 
