@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from kernlint.api import Settings, lint_paths
 from kernlint.recommend.core import bucket_env
 from kernlint.recommend.model import access_wavefronts, kernel_work
@@ -253,7 +255,7 @@ def test_scalar_loads_in_a_row_loop_lengthen_its_round_trips() -> None:
     assert vec.scalar_excess == 0                       # vectorised rows pay nothing extra
 
 
-def test_block_wide_reductions_of_a_loop_free_kernel_cost_a_barrier_chain() -> None:
+def test_block_wide_reductions_of_a_loop_free_kernel_cost_a_barrier_chain(monkeypatch: pytest.MonkeyPatch) -> None:
     """softmax (examples/softmax.py) is loop-free with two reductions across the CTA (the row max and the row
     sum); rmsnorm reduces between its row loops and is left alone. By hand, at 8 warps the two barrier chains
     add 2 × log2(8) × BLOCK_REDUCTION_US to one CTA's latency, at 4 warps 2 × 2 × BLOCK_REDUCTION_US."""
@@ -275,16 +277,15 @@ def test_block_wide_reductions_of_a_loop_free_kernel_cost_a_barrier_chain() -> N
         return c.score.terms["latency"]
 
     with_term = {w: latency(w) for w in (4, 8)}
-    saved, model.BLOCK_REDUCTION_US = model.BLOCK_REDUCTION_US, 0.0
-    try:
-        without = {w: latency(w) for w in (4, 8)}
-    finally:
-        model.BLOCK_REDUCTION_US = saved
+    saved = model.BLOCK_REDUCTION_US
+    monkeypatch.setattr(model, "BLOCK_REDUCTION_US", 0.0)
+    without = {w: latency(w) for w in (4, 8)}
     assert abs(with_term[8] - without[8] - 2 * 3 * saved) < 1e-9
     assert abs(with_term[4] - without[4] - 2 * 2 * saved) < 1e-9
 
 
-def test_a_cta_above_the_second_largest_carve_out_is_charged_the_measured_slowdown() -> None:
+def test_a_cta_above_the_second_largest_carve_out_is_charged_the_measured_slowdown(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """examples/matmul.py at 128×128×64 fp16: each stage holds (128 + 128) × 64 × 2 B = 32 KiB, so 6 stages are
     192 KiB (under the 196 KB step of compute capability 9.0) and 7 stages 224 KiB (over it). By hand: the
     7-stage score is (1 + FULL_CARVEOUT_PENALTY) × the score without the term; the 6-stage one is unchanged."""
@@ -304,11 +305,9 @@ def test_a_cta_above_the_second_largest_carve_out_is_charged_the_measured_slowdo
         return c.score.time_us - model.LAUNCH_US, c.estimate.smem.total
 
     with_term = {s: scored(s) for s in (6, 7)}
-    saved, model.FULL_CARVEOUT_PENALTY = model.FULL_CARVEOUT_PENALTY, 0.0
-    try:
-        without = {s: scored(s) for s in (6, 7)}
-    finally:
-        model.FULL_CARVEOUT_PENALTY = saved
+    saved = model.FULL_CARVEOUT_PENALTY
+    monkeypatch.setattr(model, "FULL_CARVEOUT_PENALTY", 0.0)
+    without = {s: scored(s) for s in (6, 7)}
     assert with_term[6][1] == 6 * 32768 and with_term[7][1] == 7 * 32768
     assert abs(with_term[6][0] - without[6][0]) < 1e-9
     assert abs(with_term[7][0] - without[7][0] * (1 + saved)) < 1e-6
