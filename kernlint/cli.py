@@ -187,15 +187,6 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_CLEAN
 
 
-KL000_DOC = """# InternalError (KL000)
-
-kernlint itself failed on this file (an exception in the engine) or, in the editor, the document is too
-large to lint as you type. It is not a finding about your kernel: the file's other findings could not be
-computed, and the run exits 2. Please report it with the file (or a reduced copy); `kernlint check` on the
-command line lints documents the editor skips. It cannot be selected, ignored or suppressed.
-"""
-
-
 def cmd_rule(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint.registry import all_rules, rule_by_code
 
@@ -203,7 +194,9 @@ def cmd_rule(args: argparse.Namespace, out: TextIO) -> int:
     if args.code and not args.all:
         rule = rule_by_code(args.code)
         if rule is None and args.code.upper() == "KL000":
-            out.write(KL000_DOC)   # the engine's own code, not a rule: it appears in output, so it is explained
+            from kernlint.report.rule_docs import INTERNAL_ERROR_DOC
+
+            out.write(INTERNAL_ERROR_DOC)   # the engine's own code, not a rule: it appears in output, so it is explained
             return EXIT_CLEAN
         if rule is None:
             raise UsageError(f"unknown rule {args.code!r}")

@@ -30,6 +30,18 @@ class RuleDoc:
         return next((body for t, body in self.sections if t.lower() == title.lower()), "")
 
 
+# KL000 is the engine's own code, not a registered rule, but it appears in output (CLI, SARIF, LSP), so it
+# is documented like one: `kernlint rule KL000` prints this and SARIF lists it in `tool.driver.rules`.
+INTERNAL_ERROR_DOC = """# InternalError (KL000)
+
+kernlint itself failed on this file (an exception in the engine) or, in the editor, the document is too
+large to lint as you type. It is not a finding about your kernel: the file's other findings could not be
+computed, and the run exits 2. Please report it with the file (or a reduced copy); `kernlint check` on the
+command line lints documents the editor skips. It cannot be selected, ignored or suppressed.
+"""
+INTERNAL_ERROR_SUMMARY = "kernlint itself failed on this file; its findings could not be computed (exit 2)."
+
+
 def rule_doc(rule: type[Rule]) -> RuleDoc:
     full = inspect.cleandoc(rule.__doc__ or "")
     head, *rest = re.split(r"^## ", full, flags=re.MULTILINE) if full else [""]

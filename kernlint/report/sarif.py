@@ -18,7 +18,7 @@ from kernlint import __version__
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext
-from kernlint.report.rule_docs import rule_doc
+from kernlint.report.rule_docs import INTERNAL_ERROR_DOC, INTERNAL_ERROR_SUMMARY, rule_doc
 from kernlint.rule import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -60,6 +60,16 @@ def descriptor(rule: type[Rule]) -> dict[str, Any]:
     }
 
 
+def internal_error_descriptor() -> dict[str, Any]:
+    """KL000 is no registered rule, but its results need a descriptor too: without one GitHub code scanning
+    shows a bare id with no help, and `ruleIndex` could not point anywhere."""
+    help_text = INTERNAL_ERROR_DOC.strip()
+    return {"id": "KL000", "name": "InternalError", "shortDescription": {"text": INTERNAL_ERROR_SUMMARY},
+            "fullDescription": {"text": help_text.partition("\n\n")[2]},
+            "help": {"text": help_text, "markdown": help_text},
+            "defaultConfiguration": {"level": "error"}, "properties": {"confidence": "exact"}}
+
+
 def result_json(d: Diagnostic, ctx: ReportContext, index: dict[str, int]) -> dict[str, Any]:
     s, e = d.span.start, d.span.end
     out: dict[str, Any] = {"ruleId": d.code}
@@ -85,8 +95,9 @@ def sarif_log(result: LintResult, ctx: ReportContext, rules: tuple[type[Rule], .
     uri = information_uri()
     if uri:
         driver["informationUri"] = uri
-    driver["rules"] = [descriptor(r) for r in rules]
+    driver["rules"] = [descriptor(r) for r in rules] + [internal_error_descriptor()]
     index = {r.CODE: i for i, r in enumerate(rules)}
+    index["KL000"] = len(rules)
     invocation: dict[str, Any] = {"executionSuccessful": not result.internal_errors}
     if result.internal_errors:
         invocation["toolExecutionNotifications"] = [

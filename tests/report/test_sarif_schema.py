@@ -52,7 +52,7 @@ def test_cli_sarif_on_examples_is_schema_valid() -> None:
     run = doc["runs"][0]
     assert run["results"], "the examples carry findings, so the run must have results"
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == [r.CODE for r in all_rules()]
+    assert [r["id"] for r in rules] == [r.CODE for r in all_rules()] + ["KL000"]
     for res in run["results"]:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
         assert res["level"] in ("error", "warning", "note")
@@ -81,6 +81,22 @@ def test_internal_errors_become_notifications_and_stay_valid() -> None:
     inv = doc["runs"][0]["invocations"][0]
     assert inv["executionSuccessful"] is False
     assert "internal error X" in inv["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_engine_failure_results_point_at_a_kl000_descriptor() -> None:
+    """A KL000 result (the engine crashed on a file) gets a rule descriptor like any finding: GitHub shows its
+    help instead of a bare id, and ruleIndex points at it."""
+    from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+
+    crash = Diagnostic("KL000", Span.at("tests/report/fixtures/x.py", 1), "kernlint failed on this file: boom",
+                       Severity.ERROR, Confidence.EXACT)
+    doc = sarif_log(LintResult([FileResult("tests/report/fixtures/x.py", [crash], [])]), ReportContext(root=ROOT))
+    _validate(doc)
+    run = doc["runs"][0]
+    (res,) = run["results"]
+    rule = run["tool"]["driver"]["rules"][res["ruleIndex"]]
+    assert (res["ruleId"], rule["id"], rule["name"]) == ("KL000", "KL000", "InternalError")
+    assert "Please report it" in rule["help"]["markdown"] and rule["defaultConfiguration"]["level"] == "error"
 
 
 def test_validator_rejects_a_broken_log() -> None:
