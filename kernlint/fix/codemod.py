@@ -73,13 +73,16 @@ class _Fixer(cst.CSTTransformer):
         parent = self._parent(node)
         if isinstance(parent, cst.Arg):
             call = self._parent(parent)
-            if not isinstance(call, cst.Call) or _callee(call.func) != "autotune":
+            # `@triton.autotune(configs=[...])` and Helion's `@helion.kernel(configs=[...])`: both search only
+            # the listed configs, so dropping one that cannot run changes nothing else
+            if not isinstance(call, cst.Call) or _callee(call.func) not in ("autotune", "kernel"):
                 return False
             if not isinstance(self._parent(call), cst.Decorator):
                 return False
             if parent.keyword is not None:
                 return parent.keyword.value == "configs"
-            return call.args and call.args[0] is parent     # configs is autotune's first parameter
+            # configs is autotune's first parameter; helion.kernel's first is the function itself
+            return _callee(call.func) == "autotune" and bool(call.args) and call.args[0] is parent
         if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
             stmt = self._parent(parent)
             return isinstance(stmt, cst.SimpleStatementLine) and isinstance(self._parent(stmt), cst.Module)

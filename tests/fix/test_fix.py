@@ -35,7 +35,7 @@ def _codes(path: Path, targets: tuple[str, ...] = ("h100",)) -> list[tuple[int, 
     return [(d.span.start.line, d.code) for d in result.diagnostics]
 
 
-@pytest.mark.parametrize("name", ["decorator_list", "module_list"])
+@pytest.mark.parametrize("name", ["decorator_list", "module_list", "helion_list"])
 def test_drops_infeasible_autotune_configs(tmp_path: Path, name: str) -> None:
     path = _copy(tmp_path, name)
     assert any(c == "KL401" for _, c in _codes(path))
