@@ -5,7 +5,8 @@ threads, at most one lint per document at a time, so a slow lint (a huge file) h
 server's answers nor the other documents' diagnostics; a result for a version the user has already typed
 past is dropped. Quick fixes (noqa, config literals), hover tables of estimates,
 settings reloaded when a pyproject.toml changes. Every handler catches and logs its own exceptions: a bad
-request or a crashing rule costs that one answer, never the server.
+request or a crashing rule costs that one answer, never the server; a request with invalid params, or one
+after `shutdown`, gets its JSON-RPC error (kernlint/lsp/protocol.py).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from kernlint import __version__
 from kernlint.api import FileResult, Settings, lint_source
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.lsp import actions, hover, positions
+from kernlint.lsp.protocol import KernlintProtocol
 
 log = logging.getLogger("kernlint.lsp")
 
@@ -81,7 +83,9 @@ def load_settings(path: str | None) -> Settings:
 
 class KernlintServer(LanguageServer):
     def __init__(self, debounce_s: float = 0.15, max_chars: int = MAX_CHARS) -> None:
-        super().__init__("kernlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        # KernlintProtocol answers what pygls leaves hanging: requests after shutdown, requests with bad params
+        super().__init__("kernlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=KernlintProtocol)
         self.debounce_s = debounce_s
         self.max_chars = max_chars
         self.linted: dict[str, Linted] = {}
