@@ -167,6 +167,8 @@ def render(cal: Calibration, anchors: list[TargetAnchor], console: Console) -> N
             console.print(f"  registers median abs error on {len(st)} other compiled configs: static "
                           f"{statistics.median(st):.1%}, anchored {statistics.median(an):.1%}; within 20 %: "
                           f"{sum(x <= .2 for x in st)}/{len(st)} → {sum(x <= .2 for x in an)}/{len(an)}")
+    for note in cal.notes:   # what --sweep held or left out, as the plain table says it
+        console.print(Text(note, style="yellow"))
 
 
 def _is_anchor(row: Row, anchors: list[TargetAnchor]) -> bool:

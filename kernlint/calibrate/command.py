@@ -24,7 +24,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--config", action="append", default=[], metavar="K=V,...",
                    help="extra config to compile, e.g. 'BLOCK_M=128,BLOCK_N=128,num_warps=8,num_stages=3'")
     p.add_argument("--sweep", action="store_true",
-                   help="add a grid: powers of two around the block sizes x num_warps {2,4,8} x num_stages {2,3,4}")
+                   help="add a grid: powers of two around the block sizes x num_warps {2,4,8} x num_stages {2,3,4}; "
+                        "a block size it cannot vary (not a power of two, fixed with --arg) keeps its value, values "
+                        "the tile shapes or static_asserts reject are left out, a constexpr with no value adds "
+                        "nothing (one line says which)")
     p.add_argument("--max-configs", type=_positive, default=48, metavar="N", help="cap on sweep configs (%(default)s)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
                    help="argument spec: a_ptr=*bf16, b_ptr=*fp16:0 (unaligned), M=4096, stride_k=1, eps=fp32, "
@@ -42,7 +45,8 @@ def add_parser(sub: Any) -> None:
                         "the estimates of the others from it, without compiling them")
     p.add_argument("--anchor-config", metavar="K=V,...", help="the config to anchor on (implies --anchor)")
     p.add_argument("--verify", action="store_true",
-                   help="with --anchor: compile the other configs too and report static vs anchored error")
+                   help="with --anchor (or --anchor-config; an error without them): compile the other configs "
+                        "too and report static vs anchored error")
     p.add_argument("--triton-version", metavar="X.Y", type=_version,
                    help="the Triton version the model assumes (default: the compiling one, else the newest known)")
 
@@ -122,6 +126,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(f"kernlint: error: {msg}\n")
         return EXIT_ERROR
 
+    if args.verify and not (args.anchor or args.anchor_config):
+        # --verify compiles the configs --anchor left uncompiled; without an anchor all are compiled anyway, and
+        # taking it silently hid a forgotten --anchor (the user believed they saw static vs anchored errors)
+        return fail("--verify needs --anchor (or --anchor-config): without an anchor every config is compiled")
     targets = tuple(args.target) or ("h100",)
     try:
         resolve_targets(targets)

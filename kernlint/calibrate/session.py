@@ -11,10 +11,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib.util
-import itertools
 import json
 import re
-import math
 import sys
 import tempfile
 from collections.abc import Callable
@@ -23,20 +21,19 @@ from pathlib import Path
 from typing import Any
 
 from kernlint.analysis.configs import ConfigPoint, config_points
-from kernlint.analysis.estimate import KernelEstimate, estimate, shape_symbols
+from kernlint.analysis.estimate import KernelEstimate, estimate
 from kernlint.analysis.occupancy import compute_occupancy
 from kernlint.calibrate.scratch import ScratchModule, build_scratch, find_kernel, source_tree_for
 from kernlint.calibrate.signature import (
     ArgSpec, compile_args, derive_signature, lint_arg_types, pointer_args, unit_stride_args,
 )
+from kernlint.calibrate.sweep import plan as sweep_plan
 from kernlint.calibrate.worker import TritonMissing, WorkerCrashed, WorkerPool
 from kernlint.frontend.static_eval import StaticEvaluator
 from kernlint.hardware.specs import GpuSpec, resolve_targets
 
 CACHE_SCHEMA = 1
 DEFAULT_CACHE_DIR = Path(".kernlint_cache") / "calibrate"
-SWEEP_WARPS = (2, 4, 8)
-SWEEP_STAGES = (2, 3, 4)
 INSTALL_HINT = "kernlint calibrate needs Triton: pip install 'kernlint[triton]'"
 
 
@@ -80,6 +77,7 @@ class Calibration:
     assumptions: list[str]
     env: dict[str, Any]
     rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # one line each under the table (what --sweep held)
 
 
 class CalibrateError(Exception):
@@ -130,30 +128,6 @@ def _well_formed(record: Any) -> bool:
                for k in ("regs", "shared", "spill_store"))
 
 
-def sweep_configs(jit_constexprs: tuple[str, ...], block_names: set[str], base: ConfigPoint, has_loop: bool,
-                  cap: int = 48) -> list[dict[str, Any]]:
-    """Powers of two around the base config's block sizes × num_warps {2,4,8} × num_stages {2,3,4}
-    (stages only when the kernel has a loop to pipeline), nearest to the base first, at most ``cap``."""
-    blocks = [n for n in jit_constexprs if n in block_names and isinstance(base.constexprs.get(n), int)
-              and base.constexprs[n] > 0]
-    reach = 2 if len(blocks) <= 1 else 1          # ×/÷4 for one block size, ×/÷2 when there are several
-    axes: list[list[tuple[str, int]]] = []
-    for n in blocks:
-        v = 1 << max(0, round(math.log2(base.constexprs[n])))
-        axes.append([(n, v << s if s >= 0 else max(1, v >> -s)) for s in range(-reach, reach + 1)])
-    axes.append([("num_warps", w) for w in SWEEP_WARPS])
-    axes.append([("num_stages", s) for s in (SWEEP_STAGES if has_loop else (base.num_stages,))])
-
-    def distance(cfg: dict[str, int]) -> float:
-        d = sum(abs(math.log2(cfg[n] / base.constexprs[n])) for n in blocks)
-        return d + abs(math.log2(cfg["num_warps"] / base.num_warps)) + abs(cfg["num_stages"] - base.num_stages)
-
-    grid = [dict(combo) for combo in itertools.product(*axes)]
-    grid = sorted(dict.fromkeys(tuple(sorted(g.items())) for g in grid), key=lambda t: (distance(dict(t)), t))
-    fixed = {k: v for k, v in base.constexprs.items() if k not in blocks}
-    return [{**fixed, **dict(t)} for t in grid[:cap]]
-
-
 def prepare(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tuple[dict[str, Any], ...] = (),
             sweep: bool = False, args: dict[str, str] | None = None, max_configs: int = 48,
             ) -> tuple[Calibration, list[tuple[Row, dict[str, Any] | None]]]:
@@ -175,13 +149,18 @@ def prepare(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tup
     if ka is None:
         raise CalibrateError(f"kernlint found no analysable kernel {jit.qualname} in {path}")
     points = [(p, p.origin) for p in ka.points]
+    if fixed:  # --arg CONST=value fixes a constexpr in every config; before the sweep, which must hold it
+        points = [(dataclasses.replace(p, constexprs={**p.constexprs, **fixed},
+                                       unknown={k: v for k, v in p.unknown.items() if k not in fixed}), o)
+                  for p, o in points]
+    notes: list[str] = []
     if sweep and points:
-        has_loop = any(op.kind == "for" for op, _ in ka.ir.walk())
+        plan = sweep_plan(ka.ir, ka.jit.constexpr_names, [p for p, _ in points], fixed, path, jit.name,
+                          max_configs)
         ev = StaticEvaluator(pm.names, pm.facts.constants)
-        base = points[len(points) // 2][0] if ka.points[0].origin == "autotune" else points[0][0]
         seen = {p.key for p, _ in points}
         extra: list[ConfigPoint] = []
-        for cfg in sweep_configs(ka.jit.constexpr_names, set(shape_symbols(ka.ir)), base, has_loop, max_configs):
+        for cfg in plan.configs:
             for p in config_points(ka.jit, [], [cfg], ev):
                 if p.key not in seen:
                     seen.add(p.key)
@@ -190,11 +169,10 @@ def prepare(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tup
         extra.sort(key=lambda p: (tuple(v for v in p.constexprs.values() if isinstance(v, int)), p.num_warps,
                                   p.num_stages))
         points += [(p, "sweep") for p in extra]
-    if fixed:  # --arg CONST=value fixes a constexpr in every config
-        points = [(dataclasses.replace(p, constexprs={**p.constexprs, **fixed},
-                                       unknown={k: v for k, v in p.unknown.items() if k not in fixed}), o)
-                  for p, o in points]
-    cal = Calibration(path, jit.qualname, scratch, signature, list(ka.ir.assumptions), {})
+        note = plan.note()
+        if note:
+            notes.append(note)
+    cal = Calibration(path, jit.qualname, scratch, signature, list(ka.ir.assumptions), {}, notes=notes)
     work: list[tuple[Row, dict[str, Any] | None]] = []
     for spec in specs:
         for p, origin in points:

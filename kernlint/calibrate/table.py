@@ -101,6 +101,8 @@ def render(cal: Calibration, console: Console) -> None:
             summary += (f"; registers median abs error {statistics.median(errors):.0%}, "
                         f"within 20 % {sum(x <= 0.2 for x in errors)}/{len(errors)}")
         console.print(summary)
+    for note in cal.notes:   # what --sweep held or left out: a shorter sweep than asked is said, not silent
+        console.print(Text(note, style="yellow"))
     console.print("[dim]arguments: " + "; ".join(a.describe() for a in cal.signature if a.kind != "constexpr") + "[/dim]")
     console.print(f"[dim]compiled from a scratch module built from {', '.join(cal.scratch.files)} "
                   f"(kernel, jit helpers, constexpr globals); the module itself was not imported[/dim]")
@@ -118,6 +120,7 @@ def to_json(cal: Calibration) -> dict[str, Any]:
         + list(cal.scratch.assumed),
         "scratch": {"files": list(cal.scratch.files), "missing": list(cal.scratch.missing),
                     "sha256": cal.scratch.sha256},
+        "notes": list(cal.notes),
         "rows": [{"target": r.target.key, "capability": r.target.capability, "origin": r.origin,
                   "config": {"constexprs": dict(r.point.constexprs), "num_warps": r.point.num_warps,
                              "num_stages": r.point.num_stages, "maxnreg": r.point.maxnreg},

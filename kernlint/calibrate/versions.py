@@ -53,5 +53,5 @@ def assumed(requested: str | None, installed: str | None) -> tuple[VersionInfo, 
     if info is None:
         info = KNOWN[newest_known()]
         return info, (f"Triton {raw} ({source}) has no recorded truth: assuming {info.version}'s parameters "
-                      f"(the newest known); check with --verify")
+                      f"(the newest known); the compiled truth in this table checks it (--anchor: add --verify)")
     return info, f"model assumes Triton {mm} ({source}): {info.note}"

@@ -110,3 +110,23 @@ def test_bad_option_values_are_usage_errors(argv: list[str], message: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", str(ROOT / "examples/vector_add.py"), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_verify_without_an_anchor_is_a_usage_error_not_ignored(project: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # --verify compiles what --anchor left uncompiled; alone it was dropped silently and the plain table printed,
+    # so a forgotten --anchor looked like a verified anchored run. Compiling is replaced by a marker error: the
+    # refusal must come before any compile, and with an anchor the option must get as far as compiling.
+    from kernlint.calibrate import session
+
+    def reached_compile(*_: object, **__: object) -> None:
+        raise session.CalibrateError("compile reached")
+
+    monkeypatch.setattr(session, "compile_work", reached_compile)
+    assert main(["calibrate", "vector_add.py", "--verify", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--verify needs --anchor" in err and "compile reached" not in err
+    for anchor in (["--anchor"], ["--anchor-config", "BLOCK_SIZE=1024"]):
+        assert main(["calibrate", "vector_add.py", "--verify", "--no-progress", *anchor]) == 2
+        err = capsys.readouterr().err
+        assert "compile reached" in err and "--verify needs" not in err

@@ -12,7 +12,8 @@ import pytest
 
 from kernlint.analysis.configs import ConfigPoint
 from kernlint.calibrate.scratch import ScratchError, build_scratch, find_kernel, source_tree_for
-from kernlint.calibrate.session import _cache_key, prepare, sweep_configs
+from kernlint.calibrate.session import _cache_key, prepare
+from kernlint.calibrate.sweep import sweep_configs
 from kernlint.calibrate.signature import (
     SpecError, compile_args, derive_signature, lint_arg_types, parse_spec, pointer_args, unit_stride_args,
 )
