@@ -34,6 +34,22 @@ def add(x, y, n):
     add_kernel[(triton.cdiv(n, 48),)](x, y, n, num_warps=4)
 '''
 
+SCALE_KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+'''
+SCALE_LAUNCH = '''from kernels.scale import scale_kernel
+
+
+def scale(x, n):
+    scale_kernel[(n // 48 + 1,)](x, n, BLOCK=48)
+'''
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
@@ -89,6 +105,19 @@ def test_hook_fails_on_a_finding_and_passes_after_the_fix(tmp_path: Path) -> Non
     assert "Passed" in passing.stdout
     # The hook env was built under the temporary PRE_COMMIT_HOME, not the user's cache.
     assert any((tmp_path / "pre-commit-home").iterdir())
+
+    # A kernel and the file that launches it with a bad block size, among other files: pre-commit must not
+    # split them over parallel processes (require_serial), or neither process sees the finding
+    (project / "kernels" / "scale.py").write_text(SCALE_KERNEL, encoding="utf-8")
+    (project / "launch.py").write_text(SCALE_LAUNCH, encoding="utf-8")
+    for i in range(8):
+        (project / f"m{i}.py").write_text(f"x = {i}\n", encoding="utf-8")
+    _git(project, "add", "-A")
+    together = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "kernlint",
+                               "--all-files", "--color", "never"], cwd=project, env=env, capture_output=True,
+                              text=True, timeout=900)
+    out = together.stdout + together.stderr
+    assert together.returncode == 1 and "KL301" in out and "kernels/scale.py" in out, out
 
 
 AUTOTUNED = '''import triton
