@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kernlint import __version__
 from kernlint.text_lines import source_lines
@@ -88,12 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(args: argparse.Namespace, **extra: object):  # type: ignore[no-untyped-def]
+def _settings(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-def]
+    """The settings `check` would use for `path` (its project's `[tool.kernlint]`: targets, args, configs),
+    with `--target`, `--config` and `--arg` overriding them as they do for `check`."""
     from kernlint.analysis.configs import parse_config_option
-    from kernlint.api import Settings
     from kernlint.hardware.specs import UnknownTarget, resolve_targets
+    from kernlint.settings import Overrides, Resolver, SettingsError
 
-    targets = tuple(args.target) or ("h100",)
+    targets = tuple(args.target)
     try:
         resolve_targets(targets)
     except UnknownTarget as exc:
@@ -104,7 +106,25 @@ def _settings(args: argparse.Namespace, **extra: object):  # type: ignore[no-unt
         raise UsageError(str(exc)) from None
     from kernlint.check_cmd import parse_arg_options
     arg_types = parse_arg_options(args.arg)   # CheckError, reported like a UsageError by main()
-    return Settings(targets=targets, cli_configs=configs, arg_types=arg_types, **extra)  # type: ignore[arg-type]
+    try:
+        return Resolver(Overrides(targets=targets or None, cli_configs=configs or None,
+                                  arg_types=arg_types)).for_path(path)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _kernels_named(result: Any, path: str, name: str | None) -> list[tuple[str, Any]]:
+    """(file, kernel analysis) of the kernels `FILE::NAME` selects; a usage error saying why when there is none
+    (the file did not parse, or it has no such kernel)."""
+    kernels = [(f.path, k) for f in result.files for k in f.kernels
+               if name is None or name in (k.jit.name, k.jit.qualname)]
+    if not kernels:
+        broken = [f"{f.path}:{d.span.start.line}:{d.span.start.col + 1}: {d.code} {d.message}"
+                  for f in result.files for d in f.diagnostics if d.code in ("KL000", "KL001")]
+        if broken:   # the file did not parse: say why, not that it has no kernel
+            raise UsageError("; ".join(broken))
+        raise UsageError(f"no Triton kernel {name!r} in {path}" if name else f"no Triton kernel in {path}")
+    return kernels
 
 
 def _split_kernel(spec: str) -> tuple[str, str | None]:
@@ -172,16 +192,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint.report import terminal
 
     path, name = _split_kernel(args.kernel)
-    result = lint_paths([path], _settings(args))
+    result = lint_paths([path], _settings(args, path))
     console = terminal.console_for(out, width=200)
-    kernels = [(f.path, k) for f in result.files for k in f.kernels
-               if name is None or name in (k.jit.name, k.jit.qualname)]
-    if not kernels:
-        broken = [f"{f.path}:{d.span.start.line}:{d.span.start.col + 1}: {d.code} {d.message}"
-                  for f in result.files for d in f.diagnostics if d.code in ("KL000", "KL001")]
-        if broken:   # the file did not parse: say why, not that it has no kernel
-            raise UsageError("; ".join(broken))
-        raise UsageError(f"no Triton kernel {name!r} in {path}" if name else f"no Triton kernel in {path}")
+    kernels = _kernels_named(result, path, name)
     for p, k in kernels:
         terminal.render_explain(k, p, console)
     return EXIT_CLEAN
@@ -218,11 +231,8 @@ def cmd_debug(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint.ir.render import render_ir
 
     path, name = _split_kernel(args.ir)
-    result = lint_paths([path], _settings(args))
-    found = [k for f in result.files for k in f.kernels if name is None or name in (k.jit.name, k.jit.qualname)]
-    if not found:
-        raise UsageError(f"no Triton kernel {name!r} in {path}")
-    for k in found:
+    result = lint_paths([path], _settings(args, path))
+    for _, k in _kernels_named(result, path, name):
         out.write(render_ir(k.ir) + "\n")
     return EXIT_CLEAN
 

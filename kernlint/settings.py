@@ -201,6 +201,9 @@ def _check_targets(targets: tuple[str, ...], what: str) -> None:
     # hardware.specs is a plain table (no libcst), cheap enough for the cold path
     from kernlint.hardware.specs import UnknownTarget, resolve_targets
 
+    if not targets:   # no target means no estimate: every resource rule would pass silently
+        raise SettingsError(f"{what}: empty; name at least one GPU (e.g. [\"h100\"])")
+
     try:
         resolve_targets(targets)
     except UnknownTarget as exc:

@@ -153,3 +153,43 @@ def test_the_internal_error_code_is_explained_and_known(tmp_path: Path, capsys: 
     (tmp_path / "k.py").write_text(KERNEL)
     main(["check", "k.py", "--ignore", "KL000"], io.StringIO())
     assert "unknown rule code" not in capsys.readouterr().err
+
+
+VECTOR_ADD = (Path(__file__).resolve().parents[1] / "examples" / "vector_add.py").read_text()
+
+
+def test_explain_and_debug_use_the_projects_settings_like_check(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`[tool.kernlint]` targets, args and configs apply to explain and debug as they do to check (both
+    ignored it: h100, fp16 pointers, no configured config); command-line options still override them."""
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\ntargets = ["b200"]\nargs = { "*" = "*fp32" }\n'
+                                             'configs = [{ BLOCK_SIZE = 2048, num_warps = 2 }]\n')
+    (tmp_path / "vector_add.py").write_text(VECTOR_ADD)
+    out = io.StringIO()
+    assert main(["explain", "vector_add.py"], out) == 0
+    table = out.getvalue()
+    assert "x_ptr: *fp32" in table and "b200" in table and "h100" not in table
+    assert "BLOCK_SIZE=2048, num_warps=2" in table
+    out = io.StringIO()
+    assert main(["explain", "vector_add.py", "--target", "a100", "--arg", "*=*bf16"], out) == 0
+    assert "a100" in out.getvalue() and "b200" not in out.getvalue() and "x_ptr: *bf16" in out.getvalue()
+    out = io.StringIO()
+    assert main(["debug", "--ir", "vector_add.py"], out) == 0
+    assert "x_ptr: *fp32" in out.getvalue()
+
+
+def test_debug_says_why_it_found_no_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    (tmp_path / "bad.py").write_text("def f(:\n")
+    assert main(["debug", "--ir", "plain.py"], io.StringIO()) == 2
+    assert "no Triton kernel in plain.py" in capsys.readouterr().err      # it said "kernel None"
+    assert main(["debug", "--ir", "bad.py"], io.StringIO()) == 2
+    assert "bad.py:1:" in capsys.readouterr().err
+
+
+def test_an_empty_target_list_is_an_error_not_a_silent_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `targets = []` turned every estimate-based rule off: "All checks passed", exit 0
+    (tmp_path / "pyproject.toml").write_text("[tool.kernlint]\ntargets = []\n")
+    (tmp_path / "k.py").write_text(KERNEL)
+    assert main(["check", "k.py", "--no-cache"], io.StringIO()) == 2
+    assert "`targets`: empty" in capsys.readouterr().err
