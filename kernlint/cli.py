@@ -263,15 +263,32 @@ def cmd_server(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_clean(args: argparse.Namespace, out: TextIO) -> int:
+    """Remove the cache (`--cache-dir`), or, as `ruff clean` does, the project's cache and every kernlint cache
+    below the current directory: each `[tool.kernlint]` project keeps its own, and `check .` creates them."""
+    import os
+
     from kernlint.cache import clean
     from kernlint.settings import Resolver
 
-    directory = args.cache_dir or Resolver().for_path(".").cache_dir
-    try:
-        removed = clean(directory)
-    except OSError as exc:
-        raise UsageError(str(exc)) from None
-    out.write(f"Removed {directory}\n" if removed else f"No cache at {directory}\n")
+    if args.cache_dir:
+        found = [Path(args.cache_dir)]
+    else:
+        found = [Path(Resolver().for_path(".").cache_dir)]
+        for here, dirs, _ in os.walk("."):
+            if ".kernlint_cache" in dirs:
+                found.append(Path(here) / ".kernlint_cache")
+            dirs[:] = [d for d in dirs if not d.startswith(".")]   # no caches inside .git, .venv, or a cache
+    removed: list[Path] = []
+    for directory in dict.fromkeys(p.absolute() for p in found):
+        try:
+            if clean(directory):
+                removed.append(directory)
+        except OSError as exc:
+            raise UsageError(str(exc)) from None
+    for directory in removed:
+        out.write(f"Removed {os.path.relpath(directory)}\n")
+    if not removed:
+        out.write(f"No cache at {found[0]}\n")
     return EXIT_CLEAN
 
 

@@ -143,3 +143,21 @@ def test_clean_and_no_cache(tmp_path: Path) -> None:
     assert main(["clean"], out) == 0 and not (tmp_path / ".kernlint_cache").exists()
     (tmp_path / "notacache").mkdir()
     assert main(["clean", "--cache-dir", "notacache"], out) == 2 and (tmp_path / "notacache").exists()
+
+
+def test_clean_removes_the_caches_of_subprojects_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each `[tool.kernlint]` project keeps its own cache, and `check .` from above creates them: `clean`
+    removed only the current directory's (ruff clean removes those below too)."""
+    monkeypatch.chdir(tmp_path)
+    _tree(tmp_path)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    _tree(sub)
+    (sub / "pyproject.toml").write_text("[tool.kernlint]\n")
+    main(["check", "."], io.StringIO())
+    assert (tmp_path / ".kernlint_cache").is_dir() and (sub / ".kernlint_cache").is_dir()
+    out = io.StringIO()
+    assert main(["clean"], out) == 0
+    assert not (tmp_path / ".kernlint_cache").exists() and not (sub / ".kernlint_cache").exists()
+    assert "Removed .kernlint_cache" in out.getvalue() and "sub/.kernlint_cache" in out.getvalue()
+    assert main(["clean"], out) == 0 and "No cache at" in out.getvalue()
