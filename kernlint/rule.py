@@ -79,14 +79,48 @@ class Rule:
                    notes: tuple[str, ...] = (), code: str | None = None) -> Diagnostic:
         text = ctx.lines[line - 1] if 0 < line <= len(ctx.lines) else ""
         end_col = len(text) if text else col
-        if code and text.count(code) == 1:
-            # the expression the message names, when the line spells it exactly once: editors and CI
-            # annotations then mark it, not the indentation and a trailing comment
-            col = text.index(code)
-            end_col = col + len(code)
-        return Diagnostic(self.CODE, Span.at(ctx.path, line, col, line, max(col, end_col)), message,
+        end_line = line
+        found = locate_code(ctx.lines, line, code) if code else None
+        if found is not None:
+            # the expression the message names, when the source spells it exactly once from this line on
+            # (possibly over several lines): editors and CI annotations then mark it, not the whole line
+            col, end_line, end_col = found
+        return Diagnostic(self.CODE, Span.at(ctx.path, line, col, end_line, max(col, end_col) if end_line == line
+                                             else end_col), message,
                           severity or self.SEVERITY, confidence or self.CONFIDENCE, self.name(), kernel,
                           target, config, notes)
+
+
+CODE_SEARCH_LINES = 8   # an expression the IR places on `line` may continue over the next lines
+
+
+def locate_code(lines: list[str], line: int, code: str) -> tuple[int, int, int] | None:
+    """(start column on `line`, end line, end column) of `code` as the source spells it starting on `line`,
+    whitespace (line breaks, indentation) between its tokens ignored; None unless it occurs exactly once."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    if text.count(code) == 1:
+        return text.index(code), line, text.index(code) + len(code)
+    # a multi-line expression: match on the text with every whitespace run collapsed to one space, and map
+    # the match back to (line, column) through the position each collapsed character came from
+    chars: list[str] = []
+    where: list[tuple[int, int]] = []
+    for n, src in enumerate(lines[line - 1:line - 1 + CODE_SEARCH_LINES], start=line):
+        for c, ch in enumerate(src + "\n"):
+            if ch.isspace():
+                if chars and chars[-1] != " ":
+                    chars.append(" ")
+                    where.append((n, c))
+                continue
+            chars.append(ch)
+            where.append((n, c))
+    flat, want = "".join(chars), " ".join(code.split())
+    starts = [i for i in range(len(flat)) if want and flat.startswith(want, i) and where[i][0] == line]
+    if len(starts) != 1:   # only matches that begin on `line` count; two of them are ambiguous
+        return None
+    (_, col), (last, end) = where[starts[0]], where[starts[0] + len(want) - 1]
+    return col, last, end + 1
 
 
 def estimates_by_point(k: KernelAnalysis) -> Iterator[tuple["ConfigPoint", "KernelEstimate"]]:

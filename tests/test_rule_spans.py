@@ -1,0 +1,34 @@
+"""Where a finding's span points: the expression its message names, also when that expression spans lines
+(`Rule.diagnostic(code=...)`, kernlint/rule.py `locate_code`)."""
+from __future__ import annotations
+
+from kernlint.api import Settings, lint_source
+from kernlint.rule import locate_code
+
+KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, row_stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    off = (row
+           * row_stride)
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + off + offs, tl.load(x_ptr + off + offs))
+'''
+
+
+def test_a_multi_line_expression_is_marked_from_its_first_to_its_last_token() -> None:
+    # KL303 names `row * row_stride`; the source spells it over lines 8-9 (it marked 8:1-8:15, the whole line 8)
+    result = lint_source(KERNEL, "k.py", Settings(select=("KL303",), cli_configs=({"BLOCK": 128},)))
+    (d,) = result.diagnostics
+    assert (d.span.start.line, d.span.start.col, d.span.end.line, d.span.end.col) == (8, 11, 9, 23)
+
+
+def test_locate_code_cases() -> None:
+    lines = ["a = x * y", "b = (x", "     * y)", "c = x * y + x * y"]
+    assert locate_code(lines, 1, "x * y") == (4, 1, 9)          # on the line: as before
+    assert locate_code(lines, 2, "x * y") == (5, 3, 8)          # over two lines
+    assert locate_code(lines, 4, "x * y") is None               # twice: ambiguous, the caller marks the line
+    assert locate_code(lines, 3, "q") is None and locate_code(lines, 9, "x") is None
