@@ -6,11 +6,13 @@ machine-readable format never pays for `rich` (cold start budget, DESIGN.md §11
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TextIO
+from typing import TYPE_CHECKING, Callable, NoReturn, TextIO
 
+from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.text_lines import source_lines
 
 if TYPE_CHECKING:
@@ -52,7 +54,10 @@ class ReportContext:
     targets: tuple[str, ...] = ("h100",)
     root: Path = field(default_factory=find_root)
     color: bool | None = None
+    # Whole source lines by path, as the linter numbered them; the CLI puts the source read from stdin here,
+    # since it is not on disk.
     _lines: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _excerpts: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def relpath(self, path: str) -> str:
         """Path relative to `root` with forward slashes; unchanged when outside root (or `<stdin>`)."""
@@ -64,17 +69,24 @@ class ReportContext:
         except (ValueError, OSError):
             return p.as_posix()
 
-    def lines(self, path: str) -> list[str]:
-        """The file's lines for source excerpts: none for a binary file, control characters (which would drive
-        the terminal) shown as U+FFFD, and each line cut at EXCERPT_WIDTH characters."""
+    def full_lines(self, path: str) -> list[str]:
+        """The file's lines, whole and unaltered (none for a binary file): positions are converted on these
+        (rdjson's UTF-8 byte columns), never on the excerpts, which are cut and have characters replaced."""
         if path not in self._lines:
             try:
                 data = Path(path).read_bytes()
             except OSError:
                 data = None
-            self._lines[path] = [] if data is None or b"\0" in data else [
-                _excerpt(line) for line in source_lines(data.decode("utf-8", errors="replace"))]
+            self._lines[path] = [] if data is None or b"\0" in data else source_lines(
+                data.decode("utf-8", errors="replace"))
         return self._lines[path]
+
+    def lines(self, path: str) -> list[str]:
+        """The file's lines for terminal excerpts: control characters (which would drive the terminal) shown
+        as U+FFFD, and each line cut at EXCERPT_WIDTH characters."""
+        if path not in self._excerpts:
+            self._excerpts[path] = [_excerpt(line) for line in self.full_lines(path)]
+        return self._excerpts[path]
 
 
 EXCERPT_WIDTH = 240
@@ -91,10 +103,58 @@ def kernel_count(f: FileResult) -> int:
     return int(getattr(f, "kernel_count", len(f.kernels)))
 
 
+def tool_errors(result: LintResult) -> list[str]:
+    """Everything that makes the run incomplete (exit code 2): a file the engine failed on, a path not linted."""
+    return [*result.internal_errors, *result.path_errors]
+
+
+def internal_error_diagnostic(f: FileResult) -> Diagnostic | None:
+    """A KL000 finding for a file the engine failed on, unless the file already carries one: a parse-stage
+    crash records only `internal_error` (api.lint_parsed), and the formats that hold nothing but findings
+    (gitlab, rdjson, json-lines) would otherwise drop the error and report the file as clean."""
+    if not f.internal_error or any(d.code == "KL000" for d in f.diagnostics):
+        return None
+    # the wording of the engine's own KL000 (api._internal), so both kinds read alike
+    return Diagnostic("KL000", Span.at(f.path, 1), f"kernlint failed on this file: {f.internal_error}; please report it",
+                      Severity.ERROR, Confidence.EXACT, "InternalError")
+
+
+def findings(result: LintResult) -> list[Diagnostic]:
+    """Every file's diagnostics, each file followed by its internal error as a KL000 where it has none."""
+    out: list[Diagnostic] = []
+    for f in result.files:
+        out += f.diagnostics
+        crash = internal_error_diagnostic(f)
+        if crash is not None:
+            out.append(crash)
+    return out
+
+
 def renderer(name: str) -> Callable[[LintResult, TextIO, ReportContext], None]:
     module, _, func = _RENDERERS[name].partition(":")
     return getattr(importlib.import_module(f"{__name__}.{module}"), func)  # type: ignore[no-any-return]
 
 
 def render(name: str, result: LintResult, out: TextIO, ctx: ReportContext | None = None) -> None:
-    renderer(name)(result, out, ctx or ReportContext())
+    try:
+        renderer(name)(result, out, ctx or ReportContext())
+        out.flush()   # inside the try: a broken pipe may only show when the buffered rest is written
+    except BrokenPipeError:
+        on_broken_pipe(out)
+
+
+def on_broken_pipe(out: TextIO) -> NoReturn:
+    """The reader closed the pipe (`kernlint check ... | head`): stop quietly with exit status 1 in every
+    format, as rich's Console already does for full/concise (Console.on_broken_pipe). The descriptor is
+    pointed at /dev/null first, as Python's docs advise (signal module, "Note on SIGPIPE"): otherwise the
+    interpreter's final flush of what is still buffered raises again and prints "Exception ignored"."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):   # an in-memory stream has no descriptor to redirect
+        raise SystemExit(1) from None
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+    raise SystemExit(1) from None

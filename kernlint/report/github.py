@@ -44,3 +44,5 @@ def render(result: LintResult, out: TextIO, ctx: ReportContext) -> None:
         out.write(annotation(d, ctx.relpath(d.span.path)) + "\n")
     for err in result.internal_errors:
         out.write(f"::error title=kernlint internal error::{escape_data(err)}\n")
+    for err in result.path_errors:   # not linted at all: the run's exit status is 2, and the job log says why
+        out.write(f"::error title=kernlint path error::{escape_data(err)}\n")

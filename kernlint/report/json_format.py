@@ -1,4 +1,9 @@
-"""Versioned JSON: every diagnostic plus every kernel × config × target estimate with its breakdown."""
+"""Versioned JSON: every diagnostic plus every kernel × config × target estimate with its breakdown.
+
+What made the run incomplete (exit status 2) is in the document too: `internal_errors` (files the engine
+failed on) and `path_errors` (paths given that could not be linted: missing, unreadable directory). Adding
+`path_errors` kept schema 1: it is a new key, and readers of schema 1 ignore keys they do not know.
+"""
 from __future__ import annotations
 
 import json
@@ -73,7 +78,7 @@ def render(result: LintResult, out: TextIO, targets: tuple[str, ...]) -> None:
             })
     doc = {"schema": SCHEMA_VERSION, "kernlint": __version__, "targets": list(targets),
            "diagnostics": [diagnostic_json(d) for d in result.diagnostics],
-           "internal_errors": result.internal_errors, "kernels": kernels}
+           "internal_errors": result.internal_errors, "path_errors": list(result.path_errors), "kernels": kernels}
     json.dump(doc, out, indent=2)
     out.write("\n")
 

@@ -1,7 +1,9 @@
 """reviewdog Diagnostic Format, JSON wire format of `DiagnosticResult` (reviewdog's proto/rdf/reviewdog.proto).
 
 Positions are 1-based lines and 1-based columns counted in UTF-8 bytes, with an exclusive end; kernlint's
-spans count code points, so columns are converted through the source line. Suggested edits
+spans count code points, so columns are converted through the whole source line (not the terminal excerpt,
+which is cut at EXCERPT_WIDTH characters). A file the engine failed on is an ERROR diagnostic (KL000) at
+its line 1, so reviewdog does not take it for clean. Suggested edits
 (`suggestions`) would come from a diagnostic's fix; no kernlint diagnostic carries a fix yet, so none are
 emitted.
 """
@@ -12,7 +14,7 @@ from typing import Any, TextIO
 
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
-from kernlint.report import ReportContext
+from kernlint.report import ReportContext, findings
 
 SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 
@@ -30,7 +32,7 @@ def _position(lines: list[str], line: int, col: int) -> dict[str, int]:
 
 
 def diagnostic_json(d: Diagnostic, ctx: ReportContext) -> dict[str, Any]:
-    lines = ctx.lines(d.span.path)
+    lines = ctx.full_lines(d.span.path)
     return {
         "message": d.message,
         "location": {"path": ctx.relpath(d.span.path), "range": {
@@ -43,6 +45,6 @@ def diagnostic_json(d: Diagnostic, ctx: ReportContext) -> dict[str, Any]:
 
 def render(result: LintResult, out: TextIO, ctx: ReportContext) -> None:
     doc = {"source": {"name": "kernlint"},
-           "diagnostics": [diagnostic_json(d, ctx) for d in result.diagnostics]}
+           "diagnostics": [diagnostic_json(d, ctx) for d in findings(result)]}
     json.dump(doc, out, indent=2, ensure_ascii=False)
     out.write("\n")

@@ -3,7 +3,8 @@
 Every registered rule becomes a `reportingDescriptor` in `tool.driver.rules` (built from its docstring);
 each diagnostic becomes a `result` whose `ruleIndex` points into that list. URIs are relative to the
 repository root and tagged with `uriBaseId` `%SRCROOT%` (SARIF §3.4.4, and what GitHub's upload maps onto
-the checkout). Columns are 1-based Unicode code points (`columnKind` "unicodeCodePoints", §3.14.17),
+the checkout); source that is no file (`<stdin>` without `--stdin-filename`, `<string>`) has no base, only a
+description saying so. Columns are 1-based Unicode code points (`columnKind` "unicodeCodePoints", §3.14.17),
 which is what kernlint's spans count. The output is checked against the OASIS schema in the tests.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from urllib.parse import quote
 from kernlint import __version__
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
-from kernlint.report import ReportContext
+from kernlint.report import ReportContext, tool_errors
 from kernlint.report.rule_docs import INTERNAL_ERROR_DOC, INTERNAL_ERROR_SUMMARY, rule_doc
 from kernlint.rule import Rule
 
@@ -26,11 +27,17 @@ LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "n
 SRCROOT = "%SRCROOT%"
 
 
-def _artifact(path: str) -> dict[str, str]:
+def _artifact(path: str) -> dict[str, Any]:
     """A SARIF artifactLocation: a percent-encoded URI reference (RFC 3986; `#` would start a fragment,
     `%d` is an invalid escape), relative to %SRCROOT% inside the repository, an absolute file:// URI outside."""
     if path.startswith("/"):
         return {"uri": Path(path).as_uri()}
+    if path.startswith("<"):
+        # In-memory source (ReportContext.relpath keeps `<stdin>` as it is). Under %SRCROOT% it would name a
+        # repository file that does not exist; without uriBaseId it is a bare reference, and the
+        # artifactLocation's `description` (SARIF 2.1.0 §3.4) says that it names no file.
+        what = "source read from standard input" if path == "<stdin>" else "source passed in memory"
+        return {"uri": quote(path, safe="/"), "description": {"text": f"{what}, not a file"}}
     return {"uri": quote(path, safe="/"), "uriBaseId": SRCROOT}
 
 
@@ -98,10 +105,13 @@ def sarif_log(result: LintResult, ctx: ReportContext, rules: tuple[type[Rule], .
     driver["rules"] = [descriptor(r) for r in rules] + [internal_error_descriptor()]
     index = {r.CODE: i for i, r in enumerate(rules)}
     index["KL000"] = len(rules)
-    invocation: dict[str, Any] = {"executionSuccessful": not result.internal_errors}
-    if result.internal_errors:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "error", "message": {"text": err}} for err in result.internal_errors]
+    # A path that could not be linted fails the run as an engine crash does (exit status 2): the invocation
+    # object (SARIF 2.1.0 §3.20) says so with executionSuccessful false and the reasons as
+    # toolExecutionNotifications, which is what a consumer that reads only the log sees.
+    errors = tool_errors(result)
+    invocation: dict[str, Any] = {"executionSuccessful": not errors}
+    if errors:
+        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": err}} for err in errors]
     run = {"tool": {"driver": driver}, "invocations": [invocation], "columnKind": "unicodeCodePoints",
            "results": [result_json(d, ctx, index) for d in result.diagnostics]}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -11,7 +11,7 @@ from rich.text import Text
 from kernlint.analysis.spill_band import BORDERLINE_PRESSURE
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
-from kernlint.report import ReportContext
+from kernlint.report import ReportContext, tool_errors
 from kernlint.rule import KernelAnalysis
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -58,6 +58,12 @@ def _summary(result: LintResult, console: Console) -> None:
         console.print(Text(f"error: {err}", style="bold red"))
     diags = result.diagnostics
     kernels, estimates = result.kernel_count, result.estimate_count  # also right for cached results
+    # Path errors are written to stderr by the CLI (check_cmd.lint), so they are counted here, not repeated.
+    errors = len(tool_errors(result))
+    if not diags and errors:   # exit status 2: a file or path went unchecked, so nothing "passed"
+        console.print(Text(f"No findings in {len(result.files)} file(s), but {errors} error(s) kept kernlint from "
+                           f"checking everything; {kernels} kernel(s), {estimates} estimate(s).", style="bold red"))
+        return
     if not diags:
         console.print(Text(f"All checks passed: {len(result.files)} file(s), {kernels} kernel(s), "
                            f"{estimates} estimate(s).", style="green"))

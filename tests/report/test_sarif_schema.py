@@ -111,3 +111,20 @@ def test_artifact_uris_are_percent_encoded_and_absolute_outside_the_root(tmp_pat
     assert _artifact("sp ace#1.py") == {"uri": "sp%20ace%231.py", "uriBaseId": "%SRCROOT%"}
     assert _artifact("pkg/a,b:c%d.py")["uri"] == "pkg/a%2Cb%3Ac%25d.py"
     assert _artifact("/tmp/x y/k.py") == {"uri": "file:///tmp/x%20y/k.py"}
+
+
+def test_path_errors_and_stdin_locations_stay_valid() -> None:
+    """A missing path fails the run (notification, executionSuccessful false); a `<stdin>` result has no
+    %SRCROOT% base but a description, which the schema allows on an artifactLocation."""
+    from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+
+    d = Diagnostic("KL301", Span.at("<stdin>", 3, 4, 3, 9), "m", Severity.ERROR, Confidence.EXACT, "NonPowerOfTwoBlock")
+    doc = sarif_log(LintResult([FileResult("<stdin>", [d], [])], ["nope.py: no such file or directory"]),
+                    ReportContext(root=ROOT))
+    _validate(doc)
+    run = doc["runs"][0]
+    inv = run["invocations"][0]
+    assert inv["executionSuccessful"] is False
+    assert inv["toolExecutionNotifications"] == [{"level": "error", "message": {"text": "nope.py: no such file or directory"}}]
+    artifact = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert "uriBaseId" not in artifact and artifact["uri"] == "%3Cstdin%3E"
