@@ -41,7 +41,9 @@ _NOT_MODEL = {"report", "lsp", "calibrate", "recommend", "shim", "cli.py", "__ma
 def digest(*parts: bytes | str) -> str:
     h = hashlib.blake2b(digest_size=20)
     for p in parts:
-        b = p.encode() if isinstance(p, str) else p
+        # surrogateescape: a file name that is not UTF-8 reaches Python as lone surrogates (PEP 383); it must
+        # hash like any other name instead of crashing the run
+        b = p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p
         h.update(len(b).to_bytes(8, "little"))
         h.update(b)
     return h.hexdigest()

@@ -322,3 +322,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     except KeyboardInterrupt:   # Ctrl-C: one line, no traceback; the shell's convention for SIGINT
         sys.stderr.write("kernlint: interrupted\n")
         return 130
+    except BrokenPipeError:   # `kernlint rule --all | head`: any command stops quietly, as check's formats do
+        from kernlint.report import on_broken_pipe
+
+        on_broken_pipe(out)

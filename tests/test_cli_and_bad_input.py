@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+import pytest
 
 from conftest import ROOT
 from kernlint.cli import main
@@ -163,3 +164,18 @@ def test_a_finding_inside_a_helper_from_another_file_is_placed_at_the_call(tmp_p
     assert code == 1 and "k.py:8:1: KL301" in out and ":39:" not in out
     (tmp_path / "k.py").write_text(kernel.format(noqa="  # kernlint: noqa[KL301]"))
     assert run("check", "k.py", "--no-cache")[0] == 0
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "json-lines", "github", "gitlab", "junit", "rdjson",
+                                 "markdown", "sarif"])
+def test_a_file_name_that_is_not_utf8_is_linted_in_every_format(tmp_path: Path, fmt: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A name such as b'm\\xfe.py' reaches Python as a lone surrogate (PEP 383): the cache key and GitLab's
+    fingerprint encoded it strictly and every format crashed with UnicodeEncodeError, even with --no-cache."""
+    import os
+
+    bad = os.fsdecode(b"m\xfe.py")
+    (tmp_path / bad).write_text((ROOT / "examples" / "matmul.py").read_text())
+    for cache in (["--no-cache"], ["--cache-dir", str(tmp_path / "cache")]):
+        assert main(["check", str(tmp_path), *cache, "--output-format", fmt], io.StringIO()) == 1
+        assert "Traceback" not in capsys.readouterr().err

@@ -53,7 +53,7 @@ def fingerprint(path: str, code: str, message: str, occurrence: int = 0) -> str:
     tracking a finding when code above it changes. Identical findings in one file are told apart by
     their occurrence number, because GitLab collapses issues with equal fingerprints."""
     key = "\0".join((path, code, message) + ((str(occurrence),) if occurrence else ()))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()   # non-UTF-8 file names (PEP 383)
 
 
 def issues(result: LintResult, ctx: ReportContext) -> list[dict[str, Any]]:

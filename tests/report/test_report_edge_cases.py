@@ -189,6 +189,18 @@ def test_closed_pipe_exits_quietly_in_every_format(fmt: str) -> None:
     assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
 
 
+@pytest.mark.parametrize("argv", [["rule", "--all"], ["check", FIXTURES, "--statistics", "--no-cache"]])
+def test_closed_pipe_exits_quietly_in_other_commands(argv: list[str]) -> None:
+    """Output that does not go through a report format (`rule --all | head`, `--statistics`) stops the same way."""
+    proc = subprocess.Popen([sys.executable, "-m", "kernlint", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
+
+
 # 7. GitLab categories -----------------------------------------------------------------------------------
 
 def test_gitlab_categories_follow_the_rule() -> None:
