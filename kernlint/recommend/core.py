@@ -13,6 +13,7 @@ the author's values, a looped block other than the launch's) is marked `in_autho
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import Counter
@@ -30,6 +31,9 @@ from kernlint.recommend.source import KernelSource, check_asserts, evaluate_grid
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_SHAPE = 4096          # a host size the bucket does not name
 UNKNOWN_BUCKETS = (1024, 4096, 16384)
+# A launch whose grid kernlint cannot evaluate is scored as if it wrote this much output (the same for every
+# config, so they compare per byte written); 64 MiB is a 4096 × 8192 bf16 matrix, many waves on any GPU.
+ASSUMED_OUTPUT_BYTES = 64 << 20
 
 
 @dataclass
@@ -102,7 +106,10 @@ def pow2_between(lo: int, hi: int) -> list[int]:
 def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Space:
     ir = kernel.ir
     tiles = shape_symbols(ir)
+    # a constexpr's values come from every config that gives it one: a flag a @triton.heuristics derives
+    # (EVEN_K) is unknown in all of them, which must not hide the autotuned block sizes beside it
     known = [p for p in kernel.points if not p.unknown]
+    given = [p for p in kernel.points if p.origin != "launch" or not p.unknown]
     author = [p for p in kernel.points if p.origin in ("autotune", "launch", "default")]
     tunable: dict[str, list[int]] = {}
     fixed: dict[str, Any] = {}
@@ -112,10 +119,10 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
         if name in bucket:
             fixed[name] = bucket[name]
             continue
-        vals = [p.constexprs[name] for p in known if name in p.constexprs]
+        vals = [p.constexprs[name] for p in given if name in p.constexprs and name not in p.unknown]
         ints = [v for v in vals if isinstance(v, int) and not isinstance(v, bool) and v > 0]
         if name in tiles and ints and len(ints) == len(vals) and all(v & (v - 1) == 0 for v in ints) \
-                and any(p.origin == "autotune" for p in known):
+                and any(p.origin == "autotune" for p in given):
             tunable[name] = pow2_between(min(ints), max(ints))
             author_values[name] = frozenset(ints)
         elif name in tiles and name in loop_steps:
@@ -138,7 +145,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
                          f"`{name}` shapes a tile but its value is computed at the launch site; "
                          f"pass it in the bucket (--shape {name}=...)")
     rel: list[tuple[str, str, str]] = []
-    auto = [p for p in known if p.origin == "autotune"]
+    auto = [p for p in given if p.origin == "autotune"]
     for a, b in itertools.permutations(tunable, 2):
         pairs = [(p.constexprs.get(a), p.constexprs.get(b)) for p in auto]
         if len(pairs) < 2 or any(not isinstance(x, int) or not isinstance(y, int) for x, y in pairs):
@@ -208,6 +215,14 @@ def _evaluate(kernel: Any, src: KernelSource, spec: GpuSpec, values: dict[str, A
     env = {**bucket, **values}
     work = kernel_work(kernel.ir, src, env, ns, nw)
     ctas = evaluate_grid(src, env)
+    if ctas is None and work.stored:
+        # The grid does not evaluate (a host variable, a closure): scored alone, one CTA's time made the
+        # smallest tile look fastest. Every config writes the same output, so assume a launch writing
+        # ASSUMED_OUTPUT_BYTES and as many CTAs as that takes: configs compare per byte of output.
+        ctas = max(1, round(ASSUMED_OUTPUT_BYTES / work.stored))
+        sc = score(est, work, spec, ctas)
+        note = f"grid unknown: assumed {ctas:,} CTAs, a launch writing {ASSUMED_OUTPUT_BYTES >> 20} MiB"
+        return Candidate(values, nw, ns, est, dataclasses.replace(sc, notes=(*sc.notes, note)))
     return Candidate(values, nw, ns, est, score(est, work, spec, ctas))
 
 

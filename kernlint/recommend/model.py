@@ -108,6 +108,7 @@ class Work:
     segments: tuple[tuple[float, float], ...] = ()
     loop_reduces: bool = False  # a loop body reduces or scans across its tile (a barrier per iteration)
     block_reductions: int = 0   # reductions/scans of a loop-free kernel (each a barrier chain, see above)
+    stored: float = 0.0         # bytes one CTA stores: its share of the output (grid-size stand-in, core.py)
 
 
 def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
@@ -120,7 +121,7 @@ def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
 
 def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int,
                 num_warps: int = 4) -> Work:
-    flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = excess = 0.0
+    flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = excess = stored = 0.0
     scalar = reductions = 0
     sweeps: dict[str, list[tuple[int, float]]] = {}   # pointer argument → (loop line, bytes) per looped load
     unknown: list[int] = []
@@ -149,7 +150,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         # mult: how often the body runs; span: how many tiles' worth of data its masked accesses move, the
         # loop's unrounded trip count — the masked-off tail of the last tile reads no memory
         nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar, \
-            loop_reduces, excess, reductions
+            loop_reduces, excess, reductions, stored
         body_bytes = 0.0
         loads = 0
         for op in ops_:
@@ -187,6 +188,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                         op.operands[2] if op.kind == "store" and len(op.operands) > 2 else None
                     moved = b * (span if mask is not None else mult)
                     other += moved
+                    stored += moved if op.kind == "store" else 0.0
                     if op.kind == "load" and loop and (r := root(op.operands[0])):
                         sweeps.setdefault(r, []).append((loop, moved))
                     vec = mask is None or mask_aligned(mask, defs, src, env)
@@ -219,7 +221,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
     return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
                 iter_elems, tuple(unknown), wavefronts, excess, scalar, reread, footprint, tuple(segments),
-                loop_reduces, 0 if has_loop else reductions)
+                loop_reduces, 0 if has_loop else reductions, stored)
 
 
 PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (then a 2- and a 1-iteration tail)
