@@ -15,7 +15,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--target", action="append", default=[], metavar="GPU", help="h100 (default), h200, b200, ...")
     p.add_argument("--shape", action="append", default=[], metavar="K=V,...",
                    help="a shape bucket, e.g. M=4096,N=4096,K=1024 (repeatable; a constexpr here is fixed)")
-    p.add_argument("--top-k", type=int, default=3)
+    p.add_argument("--top-k", type=_positive, default=3, metavar="N", help="configs shown per bucket (%(default)s)")
     p.add_argument("-o", "--output", metavar="PATH", help="write the config store (kernlint.lock.json)")
     p.add_argument("--verify", action="store_true",
                    help="run each offered config outside the author's space and the author's config under "
@@ -26,6 +26,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
                    help="argument spec, as for calibrate: x_ptr=*bf16, stride_xk=1 (types and unit strides also "
                         "refine the estimates), eps=1e-5 (values: --verify inputs)")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def kernel_source(path: str, line: int) -> str:
@@ -41,10 +48,54 @@ def kernel_source(path: str, line: int) -> str:
 
 def _parse_shape(text: str) -> dict[str, Any]:
     from kernlint.analysis.configs import parse_config_option
+    keys = [part.partition("=")[0].strip() for part in text.split(",") if part.strip()]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:   # `n=1024,n=4096`: the last one silently won
+        raise ValueError(f"--shape {text!r}: {', '.join(twice)} given twice")
     try:
         return parse_config_option(text)
     except ValueError as exc:
         raise ValueError(str(exc).replace("--config", "--shape")) from None
+
+
+def _same_buckets(shapes: list[dict[str, Any]], out: TextIO) -> list[dict[str, Any]]:
+    """One shape per bucket: `--shape n=1000 --shape n=1024` are the bucket n=1024, and two store entries
+    for it would leave the shim to pick one. The first is kept, and the merge is said."""
+    from kernlint.recommend.core import bucket_label
+
+    kept: dict[str, dict[str, Any]] = {}
+    for shape in shapes:
+        label = bucket_label(shape)
+        if label in kept:
+            out.write(f"note: --shape {_shape_text(shape)} is in the bucket of --shape {_shape_text(kept[label])} "
+                      f"({label}): searched once\n")
+            continue
+        kept[label] = shape
+    return list(kept.values())
+
+
+def _shape_text(shape: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+def _unused_shape_keys(shapes: list[dict[str, Any]], result: Any) -> list[str]:
+    """--shape names that no searched kernel can read: neither a parameter of a Triton kernel nor a name in
+    the launch sites of its file (a host size the grid uses). Helion kernels name their sizes freely."""
+    import ast as ast_
+
+    from kernlint.recommend.source import read_kernel_source
+
+    known: set[str] = set()
+    for f in result.files:
+        for k in f.kernels:
+            if getattr(k.jit, "helion", None) is not None:
+                return []
+            known.update(p.name for p in k.jit.params)
+            src = read_kernel_source(k.jit.path, k.jit.name)
+            for expr, local in src.grids:
+                known.update(n.id for n in ast_.walk(expr) if isinstance(n, ast_.Name))
+                known.update(local)
+    return sorted({key for shape in shapes for key in shape} - known)
 
 
 def analysis_arg_types(specs: list[str]) -> dict[str, str]:
@@ -108,6 +159,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(f"kernlint: error: {exc}\n")
         return 2
     result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets), arg_types=arg_types))
+    shapes = _same_buckets(shapes, out)
+    unused = _unused_shape_keys(shapes, result)
+    if unused:   # `--shape Q=5`: stored as bucket Q=8, which the shim can never match (Q is never bound)
+        sys.stderr.write(f"kernlint: error: --shape {', '.join(unused)}: not a parameter of any kernel searched "
+                         f"nor a name at its launch sites\n")
+        return 2
     unreadable = 0
     for f in result.files:   # a file that does not parse has no kernels to search: say so, do not skip quietly
         for d in f.diagnostics:
@@ -150,6 +207,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     continue
                 for b, rec in zip(buckets, recs):
                     label = bucket_label(b)
+                    if shapes and label != ",".join(f"{k}={v}" for k, v in sorted(b.items())):
+                        # the store keys a bucket by sizes rounded up to a power of two; say so once per shape
+                        out.write(f"  --shape {_shape_text(b)} is the bucket {label} (sizes round up to a power "
+                                  "of two)\n")
                     if not rec.ranked:
                         out.write(f"  {label}: no recommendation: {rec.reason}\n")
                         out.writelines(f"    {note}\n" for note in rec.notes)

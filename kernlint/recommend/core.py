@@ -117,7 +117,12 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     loop_steps = {ast_name(lf.step) for lf in src.loops.values()} - {None}
     for name in ir.constexprs:
         if name in bucket:
-            fixed[name] = bucket[name]
+            v = bucket[name]
+            if name in tiles and isinstance(v, int) and not isinstance(v, bool) and (v <= 0 or v & (v - 1)):
+                # `--shape BLOCK_SIZE=1000` was ranked and stored, a config `tl.arange` refuses to compile
+                return Space({}, {}, [], [], author, f"--shape {name}={v}: `{name}` sets the length of a tile, "
+                                                     "which Triton needs to be a positive power of two")
+            fixed[name] = v
             continue
         vals = [p.constexprs[name] for p in given if name in p.constexprs and name not in p.unknown]
         ints = [v for v in vals if isinstance(v, int) and not isinstance(v, bool) and v > 0]

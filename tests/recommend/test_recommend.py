@@ -68,6 +68,10 @@ def test_cli_writes_store_and_detects_stale(tmp_path: Path) -> None:
     (["--shape", "M=abc"], "--shape M='abc': sizes must be non-negative integers"),
     (["--target", "zz"], "unknown target 'zz'"),
     (["-o", "/nonexistent-dir/x.json"], "cannot write /nonexistent-dir/x.json"),
+    # a name no kernel reads: stored as bucket Q=8, which the shim could never match
+    (["--shape", "Q=5"], "--shape Q: not a parameter of any kernel searched"),
+    (["--shape", "n_elements=1024,n_elements=4096"], "n_elements given twice"),   # the last one silently won
+    (["--top-k", "0"], ""),
 ])
 def test_cli_usage_errors_are_one_line_and_exit_two(argv: list[str], message: str,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,6 +82,22 @@ def test_cli_usage_errors_are_one_line_and_exit_two(argv: list[str], message: st
     assert main(["recommend", str(ROOT / "examples/vector_add.py"), *argv], io.StringIO()) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_cli_shapes_in_one_bucket_are_searched_once_and_a_tile_must_be_a_power_of_two(tmp_path: Path) -> None:
+    import io
+    import json
+
+    from kernlint.cli import main
+    out, store = io.StringIO(), tmp_path / "s.json"
+    vadd = str(ROOT / "examples/vector_add.py")
+    assert main(["recommend", vadd, "--shape", "n_elements=1000", "--shape", "n_elements=1024", "-o", str(store)],
+                out) == 0
+    assert "searched once" in out.getvalue() and "is the bucket n_elements=1024" in out.getvalue()
+    assert [e["bucket"] for e in json.loads(store.read_text())["entries"]] == ["n_elements=1024"]  # was two
+    out = io.StringIO()
+    assert main(["recommend", vadd, "--shape", "BLOCK_SIZE=1000"], out) == 0
+    assert "no recommendation: --shape BLOCK_SIZE=1000" in out.getvalue()   # it was ranked and stored
 
 
 def test_cli_says_which_files_it_could_not_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
