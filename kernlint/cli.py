@@ -127,6 +127,20 @@ def _kernels_named(result: Any, path: str, name: str | None) -> list[tuple[str, 
     return kernels
 
 
+def _check_config_keys(options: list[str], kernels: list[Any]) -> None:
+    """A `--config` key that is none of the kernels' constexprs (a typo: BLOCKSIZE) made the config vanish from
+    the table without a word; name it, as `calibrate` does."""
+    from kernlint.analysis.configs import parse_config_option
+
+    names = {n for k in kernels for n in k.jit.constexpr_names} | {"num_warps", "num_stages", "maxnreg"}
+    for option in options:
+        unknown = [key for key in parse_config_option(option) if key not in names]
+        if unknown:
+            raise UsageError(f"--config {option!r}: {', '.join(unknown)} is not a constexpr of "
+                             f"{', '.join(k.jit.qualname for k in kernels)} "
+                             f"(constexprs: {', '.join(sorted(names - {'num_warps', 'num_stages', 'maxnreg'}))})")
+
+
 def _split_kernel(spec: str) -> tuple[str, str | None]:
     path, _, name = spec.partition("::")
     return path, name or None
@@ -195,6 +209,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     result = lint_paths([path], _settings(args, path))
     console = terminal.console_for(out, width=200)
     kernels = _kernels_named(result, path, name)
+    _check_config_keys(args.config, [k for _, k in kernels])
     for p, k in kernels:
         terminal.render_explain(k, p, console)
     return EXIT_CLEAN
