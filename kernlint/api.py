@@ -262,7 +262,9 @@ def lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None
     return results
 
 
-def lint_paths(paths: Iterable[str], settings: Settings | None = None) -> LintResult:
+def lint_paths(paths: Iterable[str] | str | os.PathLike[str], settings: Settings | None = None) -> LintResult:
+    if isinstance(paths, (str, os.PathLike)):   # one path: iterating a str would lint its characters
+        paths = [os.fspath(paths)]
     return _lint_with_imports(parse_sources([(f, _read(f)) for f in discover(paths)]), settings, _read)
 
 

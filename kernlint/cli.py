@@ -218,6 +218,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_rule(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint.registry import all_rules, rule_by_code
 
+    if args.code and args.all:   # ruff refuses the pair too: which one was meant?
+        raise UsageError("give a rule code or --all, not both")
     rules = list(all_rules()) if args.all or not args.code else []
     if args.code and not args.all:
         rule = rule_by_code(args.code)

@@ -53,8 +53,9 @@ class Settings:
 
     def rule_filter(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(select, ignore) prefixes for `registry.select_rules`; extend-select only widens a select."""
-        select = (*self.select, *self.extend_select) if self.select else ()
-        return select, self.ignore
+        # normalised here too, for the Python API: `Settings(select=("ALL",))` or `("kl3",)` selected nothing
+        select = tuple(map(rule_prefix, (*self.select, *self.extend_select))) if self.select else ()
+        return select, tuple(map(rule_prefix, self.ignore))
 
     def for_file(self, path: str) -> Settings:
         """These settings with the matching per-file-ignores folded into `ignore`."""

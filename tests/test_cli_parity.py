@@ -203,3 +203,21 @@ def test_explain_names_a_config_key_the_kernel_lacks(tmp_path: Path, capsys: pyt
     out = io.StringIO()
     assert main(["explain", "vector_add.py", "--config", "BLOCK_SIZE=4096,num_warps=8"], out) == 0
     assert "BLOCK_SIZE=4096, num_warps=8" in out.getvalue()
+
+
+def test_api_takes_one_path_and_normalises_codes_like_the_cli(tmp_path: Path) -> None:
+    # lint_paths("k.py") linted the characters of the string; select=("ALL",) / ("kl3",) selected nothing
+    from kernlint.api import Settings, lint_paths
+
+    (tmp_path / "k.py").write_text(KERNEL)
+    base = [(d.code, d.span.start.line) for d in lint_paths([str(tmp_path / "k.py")]).diagnostics]
+    assert base and [(d.code, d.span.start.line) for d in lint_paths(str(tmp_path / "k.py")).diagnostics] == base
+    assert [(d.code, d.span.start.line) for d in lint_paths(tmp_path / "k.py", Settings(select=("ALL",))).diagnostics] \
+        == base
+    kl3 = lint_paths(str(tmp_path / "k.py"), Settings(select=("kl3",))).diagnostics
+    assert kl3 and all(d.code.startswith("KL3") for d in kl3)
+
+
+def test_rule_with_a_code_and_all_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "KL101", "--all"], io.StringIO()) == 2    # --all used to win silently
+    assert "not both" in capsys.readouterr().err
