@@ -179,3 +179,19 @@ def test_a_file_name_that_is_not_utf8_is_linted_in_every_format(tmp_path: Path, 
     for cache in (["--no-cache"], ["--cache-dir", str(tmp_path / "cache")]):
         assert main(["check", str(tmp_path), *cache, "--output-format", fmt], io.StringIO()) == 1
         assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_huge_operator_chain_with_a_syntax_error_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """CPython rejects the file (a syntax error after it), so its depth check could not run and libcst's native
+    parser met the 50,000-term chain first: a segmentation fault killed the whole run (benchmarks/fuzz.py seed
+    23, mutations long_line + swap_tokens). Run in a subprocess: a crash must not take pytest with it."""
+    import subprocess
+    import sys
+
+    (tmp_path / "chain.py").write_text("def f():\n    x = " + " + ".join(["1"] * 50_000) + "\n    y = (\n")
+    (tmp_path / "good.py").write_text(KERNEL)
+    proc = subprocess.run([sys.executable, "-m", "kernlint", "check", str(tmp_path), "--no-cache",
+                           "--output-format", "concise"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    assert "chain.py:3:" in proc.stdout and "KL001 syntax error: '(' was never closed" in proc.stdout
+    assert "good.py:13" in proc.stdout

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import ast
+import io
 import operator
 import re
 import sys
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -146,7 +148,39 @@ def check_syntax(text: str) -> ParseFailure | bool:
     if measured is not None and measured[0] > MAX_AST_DEPTH:
         shown = "too" if measured[0] == sys.maxsize else f"{measured[0]}"
         return ParseFailure(f"syntax tree nested {shown} deep (limit {MAX_AST_DEPTH}); not linted", measured[1])
+    if measured is None:
+        # CPython rejected the text, so its depth is unknown and libcst gets it (newer syntax may be fine
+        # there). An operator chain of 50,000 terms with a syntax error after it segfaulted libcst's native
+        # parser before it reached the error (benchmarks/fuzz.py seed 23): such a file is refused here.
+        chain, line = _longest_operator_chain(text)
+        if chain > MAX_OPERATOR_CHAIN:
+            error = _cpython_syntax_error(text)
+            if error is not None:   # CPython's message and place, as for any syntax error (parse_text)
+                return ParseFailure(f"syntax error: {error.msg}", error.lineno or 1, max(0, (error.offset or 1) - 1))
+            return ParseFailure(f"an expression of {chain:,} operators (limit {MAX_OPERATOR_CHAIN:,}); not linted",
+                                line)
     return measured is not None
+
+
+# Operators in one statement that libcst may meet without CPython's depth check (see check_syntax); the
+# 8,000-term chain that segfaulted is far above it, real kernels are far below.
+MAX_OPERATOR_CHAIN = 1_000
+
+
+def _longest_operator_chain(text: str) -> tuple[int, int]:
+    """Most operator tokens in one logical line, and that line (tokenize reads text CPython cannot parse)."""
+    best, best_line, count, start = 0, 1, 0, 1
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                count, start = 0, tok.end[0] + 1
+            elif tok.type == tokenize.OP and tok.string not in "()[]{},:;.=":
+                count += 1
+                if count > best:
+                    best, best_line = count, start
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass   # what was read so far is what counts: the rest is what CPython rejected
+    return best, best_line
 
 
 def _cpython_syntax_error(text: str) -> SyntaxError | None:

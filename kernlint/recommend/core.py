@@ -108,7 +108,6 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     tiles = shape_symbols(ir)
     # a constexpr's values come from every config that gives it one: a flag a @triton.heuristics derives
     # (EVEN_K) is unknown in all of them, which must not hide the autotuned block sizes beside it
-    known = [p for p in kernel.points if not p.unknown]
     given = [p for p in kernel.points if p.origin != "launch" or not p.unknown]
     author = [p for p in kernel.points if p.origin in ("autotune", "launch", "default")]
     tunable: dict[str, list[int]] = {}
