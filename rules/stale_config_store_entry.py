@@ -3,12 +3,13 @@ from __future__ import annotations
 import ast
 import json
 import os
-import textwrap
 from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.frontend.kernels import module_name_for
-from kernlint.recommend.store import Entry, StoreError, read_store, source_hash, split_id
+from kernlint.recommend.store import (
+    Entry, StoreError, def_text, qualname_key, read_store, same_module, source_hash, split_id,
+)
 from kernlint.rule import Case, FileContext, Rule
 
 _cache: dict[str, tuple[tuple[int, int], list[Entry] | StoreError]] = {}
@@ -32,8 +33,9 @@ def _entries(path: str) -> list[Entry] | StoreError | None:
 
 
 def def_sources(text: str) -> dict[str, tuple[int, str]]:
-    """qualname → (line of the `def`, its source), sliced exactly as `kernlint recommend` slices it
-    (`recommend.cli.kernel_source`: the def's lines, dedented) so both compute the same kernel hash."""
+    """qualname → (line of the `def`, its source), sliced exactly as `kernlint recommend` and the shim slice it
+    (`store.def_text`: the def's lines, dedented) so all three compute the same kernel hash. A kernel defined
+    inside a function is `outer.kern`, as recommend names it (Python's `outer.<locals>.kern`)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -45,18 +47,13 @@ def def_sources(text: str) -> dict[str, tuple[int, str]]:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = prefix + node.name
-                out.setdefault(name, (node.lineno, textwrap.dedent("\n".join(lines[node.lineno - 1: node.end_lineno]))))
+                out.setdefault(name, (node.lineno, def_text(lines, node)))
                 walk(node.body, name + ".")
             elif isinstance(node, ast.ClassDef):
                 walk(node.body, prefix + node.name + ".")
 
     walk(tree.body, "")
     return out
-
-
-def _same_module(a: str, b: str) -> bool:
-    # module names come from paths relative to where kernlint ran; the shim matches the same way
-    return a == b or a.endswith("." + b) or b.endswith("." + a)
 
 
 _KERNEL = '''import triton{marker1}
@@ -137,13 +134,13 @@ class StaleConfigStoreEntry(Rule):
         defs = def_sources("\n".join(ctx.lines))
         by_kernel: dict[str, list[Entry]] = {}
         for e in entries:
-            if _same_module(split_id(e.kernel)[0], module):
+            if same_module(split_id(e.kernel)[0], module):   # the shim matches modules the same way
                 by_kernel.setdefault(e.kernel, []).append(e)
         for kid, group in by_kernel.items():
             _, qualname, digest = split_id(kid)
             targets = ", ".join(sorted({e.target for e in group}))
             n = f"{len(group)} entr{'y' if len(group) == 1 else 'ies'}"
-            found = defs.get(qualname)
+            found = defs.get(qualname_key(qualname))   # a store written with `outer.<locals>.kern` too
             if found is None:
                 yield self.diagnostic(
                     ctx, 1, f"{store.name} has {n} ({targets}) for `{qualname}`, which this module no longer "

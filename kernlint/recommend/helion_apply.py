@@ -8,6 +8,7 @@ from typing import Any
 from kernlint.recommend.helion import (
     HelionTarget, config_text, load_kernel, recommend,
 )
+from kernlint.recommend.store import qualname_key
 
 log = logging.getLogger("kernlint.recommend.helion")
 
@@ -66,20 +67,23 @@ def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top
 # ------------------------------------------------------------------------------------------------ apply
 def _matches(e: Any, fn: Any) -> str | None:
     """'ok', 'stale' or None (not this kernel): module/qualname like the Triton shim, then the source hash."""
-    from kernlint.recommend.store import source_hash, split_id
-    from kernlint.shim import _fn_source
+    from kernlint.recommend.store import same_module, source_hash, split_id
+    from kernlint.shim.identity import kernel_source, module_ids, qualname_of
     emod, qual, digest = split_id(e.kernel)
-    module, qualname = getattr(fn, "__module__", ""), getattr(fn, "__qualname__", "")
-    if qual != qualname or not (emod == module or module.endswith("." + emod) or emod.endswith("." + module)):
+    if qualname_key(qual) != qualname_of(fn) or not any(same_module(emod, m) for m in module_ids(fn)):
         return None
-    return "ok" if digest == source_hash(_fn_source(fn)) else "stale"
+    return "ok" if digest == source_hash(kernel_source(fn)) else "stale"
 
 
 def find_entry(kernel: Any, entries: list[Any], target: str | None, bucket: str | None = None) -> Any:
+    """The entry of `kernel` for `target` (and `bucket`, else "*", else the first bucket). No target, no
+    entry: with None it used to take whichever GPU's entry sorted first."""
+    if target is None:
+        return None
     fn = getattr(kernel, "fn", kernel)
     mine = []
     for e in entries:
-        if e.config.get("frontend") != "helion" or (target is not None and e.target != target):
+        if e.config.get("frontend") != "helion" or e.target != target:
             continue
         m = _matches(e, fn)
         if m == "stale":
@@ -102,16 +106,28 @@ def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "
     """Apply the store's recommendation to a `helion.Kernel` without editing it; returns the helion.Config
     applied, or None (no entry for this kernel/target, or a stale one: the author's configs stay).
 
-    target: kernlint target key; default KERNLINT_TARGET or the current GPU (kernlint.shim.detect_target).
+    target: kernlint target key or alias ("h100", "sm_90"); default KERNLINT_TARGET or the current GPU
+    (kernlint.shim.target). With none of them (no GPU, a GPU that is not a kernlint target) nothing is
+    applied, and that is logged: as in the Triton shim, another GPU's entry is never used.
     mode: "replace" (the only config: Helion skips autotuning) or "seed" (first, before the author's configs).
     args: pin for this binding only (`kernel.bind(args).set_config(cfg)`), leaving kernel.configs alone."""
     import helion
 
+    from kernlint.hardware.specs import resolve_target
     from kernlint.recommend.store import read_store
-    from kernlint.shim import detect_target
+    from kernlint.shim.target import describe_target
     if mode not in ("replace", "seed"):
         raise ValueError(f"mode must be 'replace' or 'seed', not {mode!r}")
-    e = find_entry(kernel, read_store(store_path), target or detect_target(), bucket)
+    why = "given to apply()"
+    if target is not None:
+        target = resolve_target(target).key   # an unknown target is the caller's error: UnknownTarget
+    else:
+        target, why = describe_target()
+    if target is None:
+        log.warning("kernlint: %s: no target known (%s); %s not applied, the author's configs stay",
+                    getattr(getattr(kernel, "fn", kernel), "__qualname__", kernel), why, store_path)
+        return None
+    e = find_entry(kernel, read_store(store_path), target, bucket)
     if e is None:
         return None
     cfg = helion.Config(**{k: v for k, v in (e.config.get("kwargs") or {}).items()},

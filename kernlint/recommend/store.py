@@ -6,8 +6,10 @@ This module must stay importable without libcst or the analysis: the shim reads 
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,37 @@ def source_hash(source: str) -> str:
     # normalised line endings and trailing whitespace: a re-save by another editor is not a change
     text = "\n".join(line.rstrip() for line in source.replace("\r\n", "\n").splitlines()).strip()
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def def_text(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The text a kernel id hashes: the `def` line to ast's `end_lineno`, dedented, from `text.splitlines()`.
+    Decorators and comment lines after the last statement are not part of it. `kernlint recommend`
+    (recommend.cli.kernel_source), KL406 and the shim all slice with this, so they agree on every kernel
+    (the shim used to hash `inspect.getsource`, which keeps trailing comments: a fresh entry read as stale)."""
+    return textwrap.dedent("\n".join(lines[node.lineno - 1: node.end_lineno]))
+
+
+def qualname_key(qualname: str) -> str:
+    """`make.<locals>.k5` (Python's __qualname__ of a kernel defined in a function) → `make.k5` (recommend's)."""
+    return qualname.replace(".<locals>", "")
+
+
+def module_name_for_path(path: str) -> str:
+    """`examples/sub/x.py` → `examples.sub.x`: frontend.kernels.module_name_for, repeated here because this
+    module must not import the frontend (libcst); tests/shim check that the two agree."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts:
+        return ""
+    if parts[-1].endswith(".py"):
+        parts[-1] = parts[-1][:-3]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(p for p in parts if p.isidentifier())
+
+
+def same_module(a: str, b: str) -> bool:
+    """Module ids come from paths relative to wherever kernlint ran: `pkg.ops` and `src.pkg.ops` are one."""
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
 
 
 def kernel_id(module: str, qualname: str, source: str) -> str:

@@ -79,13 +79,26 @@ class FakeDriver:
         return no_bench
 
 
+def _jit(k):
+    while not hasattr(k, "device_caches") and hasattr(k, "fn"):   # Autotuner → Heuristics → JITFunction
+        k = k.fn
+    return k
+
+
 def _with_driver(max_shared: int):
     from triton.runtime.driver import driver
     saved = dict(driver.__dict__)
     driver.set_active(FakeDriver(max_shared))
-    for f in (K.add_kernel, K.row_sum_kernel, K.add_kernel_autotuned.fn):
-        getattr(f, "device_caches", {}).clear()       # binder caches remember the target
+    for f in (K.add_kernel, K.row_sum_kernel, K.add_kernel_autotuned, K.scale_even_autotuned, K.scale_even,
+              K.add_kernel_commented, K.local_add):
+        getattr(_jit(f), "device_caches", {}).clear()       # binder caches remember the target
     return driver, saved
+
+
+def _fake_bench(at) -> None:
+    """The fake driver cannot time: each benchmarked config is launched (recorded) once, timings in order."""
+    t = iter(range(1, 1000))
+    at.__dict__["do_bench"] = lambda fn, quantiles: (fn(), [float(next(t))] * 3)[1]
 
 
 def main() -> None:
@@ -97,19 +110,38 @@ def main() -> None:
     driver, saved = _with_driver(max_shared=0)
     result: dict = {"triton": triton.__version__}
     try:
-        def scenario(name, fn, store=fresh) -> None:
+        def scenario(name, fn, store=fresh, mode="replace") -> None:
             LAUNCHES.clear()
-            with shim.install(store, target="h100") as s:
+            with shim.install(store, target="h100", mode=mode) as s:
                 fn()
                 result[name] = {"launches": list(LAUNCHES), "log": [list(e) for e in s.log]}
 
         grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)  # noqa: E731
         scenario("callable_grid", lambda: K.add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4))
         scenario("fixed_grid", lambda: K.add_kernel[(4,)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4))
+        scenario("fixed_grid_same_blocks", lambda: K.add_kernel[(16,)](x, y, out, n, BLOCK_SIZE=256, num_warps=4))
         scenario("autotune", lambda: K.add_kernel_autotuned[grid](x, y, out, n))
         scenario("out_of_resources", lambda: K.row_sum_kernel[(8,)](rows, out, 64, BLOCK=64, num_warps=1))
         scenario("stale", lambda: K.add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4), other)
         scenario("compile_error", lambda: K.add_kernel_autotuned[grid](x, y, out, n), other)
+        # @triton.heuristics under the autotuner, and alone (n = 33 * 128: EVEN for 128, not for 256 or 512)
+        m = 4224
+        grid_b = lambda meta: (triton.cdiv(m, meta["BLOCK"]),)  # noqa: E731
+        _fake_bench(K.scale_even_autotuned)
+        scenario("heur_autotune_replace", lambda: K.scale_even_autotuned[grid_b](x, y, m))
+        scenario("heur_autotune_seed", lambda: K.scale_even_autotuned[grid_b](x, y, m), mode="seed")
+        scenario("heur_other_blocks", lambda: K.scale_even[grid_b](x, y, m, BLOCK=128))
+        scenario("heur_same_blocks", lambda: K.scale_even[grid_b](x, y, m, BLOCK=512))
+        scenario("trailing_comments", lambda: K.add_kernel_commented[grid](x, y, out, n, BLOCK_SIZE=1024))
+        scenario("local_kernel", lambda: K.local_add[grid](x, y, out, n, BLOCK_SIZE=1024))
+        # uninstall restores the autotuner: its own configs, and no tuning-cache entry of the shim's config
+        at = K.add_kernel_autotuned
+        author = [str(c) for c in at.configs]
+        _fake_bench(at)
+        scenario("leak", lambda: at[grid](x, y, out, n), mode="seed")
+        LAUNCHES.clear()
+        at[grid](x, y, out, n)
+        result["leak"].update(author=author, after=[str(c) for c in at.configs], launch_after=list(LAUNCHES))
         LAUNCHES.clear()
         try:   # no shim: the recommended row_sum config really needs shared memory this device lacks
             K.row_sum_kernel[(8,)](rows, out, 64, BLOCK=64, num_warps=8)

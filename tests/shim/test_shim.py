@@ -95,7 +95,7 @@ def test_shim_under_interpreter_keeps_results(tmp_path: Path) -> None:
     events = {(e[0], e[1]) for e in out["log"]}
     assert ("applied", "vector_add_kernel") in events            # callable grid: block size changed
     assert ("applied", "matmul_kernel") in events                # autotuner: configs replaced, no benchmark
-    assert ("skip-constexprs", "rmsnorm_fwd_kernel") in events   # fixed grid: block sizes kept
+    assert ("skip", "rmsnorm_fwd_kernel") in events              # fixed grid, other block sizes: not applied
 
 
 def _plain_kernel(x):  # type: ignore[no-untyped-def]  # stands in for a JITFunction's `fn`
@@ -129,3 +129,29 @@ def test_a_bad_mode_in_the_environment_installs_nothing(monkeypatch: pytest.Monk
     inert = shim_mod.install_from_env()
     assert calls == [(str(tmp_path / "lock.json"), "seed")] and inert is not None
     assert [e[0] for e in inert.log] == ["settings-error"] and "'sede'" in inert.log[0][2]
+
+
+@pytest.mark.skipif(not all(_has(TRITON_PY, m) for m in ("torch", "triton", "numpy")),
+                    reason="needs triton, torch (CPU) and numpy for TRITON_INTERPRET=1")
+def test_shim_never_changes_block_sizes_under_heuristics(tmp_path: Path) -> None:
+    """The review's heap corruption: the JIT-level wrapper set BLOCK=512 on every config the autotuner
+    benchmarked, after @triton.heuristics had computed EVEN (no mask) for BLOCK=128."""
+    kernels = "tests/shim/runtime_kernels.py"
+    path = tmp_path / "heur.lock.json"
+    write_store(str(path), [Entry(_kid("runtime_kernels", name, kernels), "h100", "*",
+                                  {"kwargs": {"BLOCK": 512}, "num_warps": 2, "num_stages": 1}, {}, "test")
+                            for name in ("scale_even_autotuned", "scale_even")], "test")
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests/shim")]))
+    proc = subprocess.run([TRITON_PY, str(ROOT / "tests/shim/heur_interp_child.py"), str(path)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@")), None)
+    assert line, proc.stderr[-3000:]
+    out = json.loads(line[2:])
+    assert out.pop("device") == "cpu"
+    for name, sc in out.items():
+        assert sc["guard_written"] == 0 and sc["wrong"] == 0, (name, sc)
+        assert all(even == (4224 % block == 0) for block, even in sc["seen"]), (name, sc["seen"])
+    assert {b for b, _ in out["autotune_seed"]["seen"]} == {512, 128, 256}
+    assert [e[0] for e in out["autotune_seed"]["log"]] == ["applied"]
+    assert out["heuristics_only"]["seen"] == [[128, True]]
+    assert [e[0] for e in out["heuristics_only"]["log"]] == ["skip"]
