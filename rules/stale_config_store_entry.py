@@ -91,7 +91,8 @@ class StaleConfigStoreEntry(Rule):
     kernel id (module + qualname + source hash, as `kernlint recommend` wrote it) with the kernels of the
     linted file. An entry whose hash no longer matches is reported on the kernel's `def` line; an entry
     for a kernel that the module no longer defines is reported on line 1 of the module. One finding per
-    kernel id, naming the targets it covers. A store that cannot be read is reported on line 1 of each
+    kernel, naming the targets its entries cover; entries of a same-named file elsewhere (`a/ops.py`,
+    `b/ops.py`) are told apart by their hash. A store that cannot be read is reported on line 1 of each
     file with kernels. Entries whose module file is gone (renamed or deleted) match no linted file and
     are not reported: re-run `kernlint recommend -o` after moving kernels.
 
@@ -132,24 +133,31 @@ class StaleConfigStoreEntry(Rule):
             return
         module = module_name_for(ctx.path)
         defs = def_sources("\n".join(ctx.lines))
-        by_kernel: dict[str, list[Entry]] = {}
+        # entries per kernel name (`outer.<locals>.kern` as `outer.kern`), each with its store module and hash
+        by_name: dict[str, list[tuple[str, str, Entry]]] = {}
         for e in entries:
-            if same_module(split_id(e.kernel)[0], module):   # the shim matches modules the same way
-                by_kernel.setdefault(e.kernel, []).append(e)
-        for kid, group in by_kernel.items():
-            _, qualname, digest = split_id(kid)
-            targets = ", ".join(sorted({e.target for e in group}))
+            emod, qualname, digest = split_id(e.kernel)
+            if same_module(emod, module):   # the shim matches modules the same way
+                by_name.setdefault(qualname_key(qualname), []).append((emod, digest, e))
+        # Module ids are matched by suffix, so `ops` (linted from inside a/) also matches b/ops.py's `b.ops`
+        # entries: a kernel is fresh when any entry for its name has its hash (the shim applies that one), and a
+        # kernel missing here is only reported when one store module alone names this file.
+        modules = {emod for group in by_name.values() for emod, _, _ in group}
+        for qualname, group in by_name.items():
+            targets = ", ".join(sorted({e.target for _, _, e in group}))
             n = f"{len(group)} entr{'y' if len(group) == 1 else 'ies'}"
-            found = defs.get(qualname_key(qualname))   # a store written with `outer.<locals>.kern` too
+            found = defs.get(qualname)
             if found is None:
-                yield self.diagnostic(
-                    ctx, 1, f"{store.name} has {n} ({targets}) for `{qualname}`, which this module no longer "
-                    "defines; re-run `kernlint recommend -o` to drop them", kernel=qualname)
+                if len(modules) == 1:
+                    yield self.diagnostic(
+                        ctx, 1, f"{store.name} has {n} ({targets}) for `{qualname}`, which this module no longer "
+                        "defines; re-run `kernlint recommend -o` to drop them", kernel=qualname)
                 continue
             line, src = found
             now = source_hash(src)
-            if now != digest:
+            digests = sorted({digest for _, digest, _ in group})
+            if now not in digests:
                 yield self.diagnostic(
-                    ctx, line, f"{store.name} has {n} ({targets}) for `{qualname}` recorded for source {digest}, "
-                    f"but the kernel now hashes {now}: the shim ignores them and runs the author's config; "
-                    "re-run `kernlint recommend -o`", kernel=qualname)
+                    ctx, line, f"{store.name} has {n} ({targets}) for `{qualname}` recorded for source "
+                    f"{', '.join(digests)}, but the kernel now hashes {now}: the shim ignores them and runs the "
+                    "author's config; re-run `kernlint recommend -o`", kernel=qualname)

@@ -166,6 +166,7 @@ class Shim:
         if not self._target_known:
             (self.target, self._target_why), self._target_known = describe_target(), True
         mine: list[Entry] = []
+        stale: list[str] = []
         other = False
         digest_now: str | None = None
         for e in candidates:
@@ -180,10 +181,18 @@ class Shim:
             if digest_now is None:                # hashed as recommend hashes it (store.def_text)
                 digest_now = source_hash(kernel_source(fn))
             if digest != digest_now:
-                self._note("stale", qualname, f"source changed since the recommendation in {self.path}; "
-                           "keeping the author's config", logging.WARNING)
-                return None
+                # stale, or the entry of a same-named kernel in another directory (`a/ops.py`, `b/ops.py`: module
+                # ids are matched by suffix); decided after all entries are seen
+                stale.append(emod)
+                continue
             mine.append(e)
+        if stale and not mine:
+            self._note("stale", qualname, f"source changed since the recommendation in {self.path}; "
+                       "keeping the author's config", logging.WARNING)
+            return None
+        if stale:
+            log.debug("%s: entries of module(s) %s hash differently: another file's kernel of the same name",
+                      qualname, ", ".join(sorted(set(stale))))
         if other and not mine:
             # each such entry is a debug line (the contract); this says once why nothing changed
             targets = ", ".join(sorted({e.target for e in self.entries}))

@@ -220,3 +220,41 @@ def test_recommend_then_shim_agree_on_a_kernel_ending_in_comments(tmp_path: Path
     (entry,) = {e["kernel"] for e in json.loads(Path("lock.json").read_text())["entries"]}
     assert source_hash(_fn_source(mod.vector_add_kernel)) == split_id(entry)[2]
 
+
+
+def test_same_named_kernels_in_two_directories_do_not_make_each_other_stale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """a/ops.py and b/ops.py define different `scale` kernels; recommend stored `a.ops:scale@…` and `b.ops:scale@…`.
+    Module ids match by suffix, so from inside a/ the module `ops` matched b's entry too: KL406 reported a's
+    unchanged kernel as stale, and the shim refused a's fresh entry."""
+    from kernlint.shim import Shim
+    body = KERNELS.split("\n\n\n@triton.jit(")[0]   # imports + `trailing`
+    for sub, factor in (("a", "2"), ("b", "3")):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "ops.py").write_text(body.replace("* 2)", f"* {factor})"))
+    line = def_sources(body)["trailing"][0]
+    entries = [Entry(kernel_id(f"{sub}.ops", "trailing", recommend_source(str(tmp_path / sub / "ops.py"), line)),
+                     "h100", "*", {"kwargs": {"BLOCK": 256}, "num_warps": 2}, {}, "") for sub in ("a", "b")]
+    assert entries[0].kernel.split("@")[1] != entries[1].kernel.split("@")[1]
+    store = {"schema": "kernlint.lock/1", "generator": "test", "entries": [
+        {"kernel": e.kernel, "target": e.target, "bucket": e.bucket, "config": e.config, "estimate": {},
+         "rationale": ""} for e in entries]}
+    import json
+    (tmp_path / "a" / "kernlint.lock.json").write_text(json.dumps(store))
+    monkeypatch.chdir(tmp_path / "a")
+    out = io.StringIO()
+    assert main(["check", "ops.py", "--select", "KL406", "--no-cache"], out) == 0, out.getvalue()
+    # an edit to a's kernel is still stale
+    (tmp_path / "a" / "ops.py").write_text(body.replace("* 2)", "* 4)"))
+    out = io.StringIO()
+    assert main(["check", "ops.py", "--select", "KL406", "--no-cache", "--output-format", "concise"], out) == 1
+    assert out.getvalue().count("KL406") == 1
+    # the shim, with the kernel imported as module `ops`: a's entry applies, b's is passed over
+    (tmp_path / "a" / "ops.py").write_text(body.replace("* 2)", "* 2)"))
+    mod = _load(tmp_path / "a" / "ops.py", "ops", monkeypatch)
+    shim = Shim(entries, target="h100", path="lock.json")
+    shim._index = {"trailing": entries}
+    with caplog.at_level(logging.DEBUG, logger="kernlint.shim"):
+        plan = shim._build_plan(mod.trailing)
+    assert plan is not None and plan.pick({}) is entries[0]
+    assert not [r for r in shim.log if "stale" in str(r)]
