@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernlint import cancel
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.settings import Settings
 from kernlint.suppression import NOQA
@@ -178,12 +179,14 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
     ctx = FileContext(p.path, lines, targets, parse_failure=p.failure, settings=settings)
     if p.facts is not None and p.module is not None:
         for jit in p.facts.jit_functions:
+            cancel.check()   # between kernels: the language server stops a lint of an outdated text here
             sites = _launches_for(jit, launches, module_launches)
             if _is_kernel(jit, bool(sites), called):
                 ctx.kernels.append(analyse_kernel(jit, p.module, helpers, sites, targets, settings))
         from kernlint.frontend.helion_configs import analyse_helion_file  # @helion.kernel: same rules
 
         ctx.kernels.extend(analyse_helion_file(p.path, p.text, targets, settings))
+    cancel.check()
     enabled = select_rules(*settings.rule_filter())
     diagnostics = _run_rules(enabled, ctx)
 

@@ -229,3 +229,62 @@ def test_one_lint_per_document_at_a_time_and_other_documents_are_not_held_back()
     small_s = asyncio.run(scenario())
     assert overlap == []             # the second lint of "big" waited for the first
     assert small_s < 0.3             # "small" did not wait for either (each takes 0.4 s)
+
+
+def test_a_lint_of_an_outdated_text_is_cancelled_between_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine stops at the next kernel once the lint's cancel event is set (kernlint/cancel.py): the set
+    is made from inside the third kernel's analysis, so exactly three kernels are analysed."""
+    import threading
+
+    from kernlint import api
+    from kernlint.cancel import LintCancelled, cancellable
+
+    root = Path(__file__).resolve().parents[1]
+    text = "\n\n".join((root / "examples" / "vector_add.py").read_text().replace("vector_add_kernel", f"k{i}")
+                       for i in range(8))
+    event, calls = threading.Event(), []
+    real = api.analyse_kernel
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 3:
+            event.set()
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "analyse_kernel", counting)
+    with cancellable(event), pytest.raises(LintCancelled):
+        api.lint_source(text, "many.py")
+    assert len(calls) == 3
+    assert len(api.lint_source(text, "many.py").files[0].kernels) == 8    # not cancelled: every kernel
+
+
+def test_the_server_cancels_the_lint_of_a_text_the_editor_moved_past() -> None:
+    """A keystroke in a document whose lint is running: that lint stops at its next check instead of running
+    to the end before the new text is linted (a 700 KB document: tens of seconds each)."""
+    import time
+
+    from kernlint.api import FileResult
+    from kernlint.cancel import check
+    from kernlint.lsp.server import KernlintServer, Linted
+
+    server = KernlintServer()
+    steps: dict[str, int] = {}
+
+    def slow(uri: str, text: str, version: int | None = None) -> Linted:
+        for _ in range(100):          # 1 s of "kernels", checking for cancellation between them
+            check()
+            time.sleep(0.01)
+            steps[text] = steps.get(text, 0) + 1
+        return Linted(version, [], text, FileResult(uri, [], []))
+
+    server.lint_text = slow  # type: ignore[method-assign]
+
+    async def scenario() -> tuple[object, object]:
+        first = asyncio.ensure_future(server._lint("big", ("v1", 1)))
+        await asyncio.sleep(0.1)
+        second = await server._lint("big", ("v2", 2))
+        return await first, second
+
+    (first, _), (second, _) = asyncio.run(scenario())
+    assert first is None and steps["v1"] < 50        # stopped early, not run to its 100 steps
+    assert second is not None and second.text == "v2" and steps["v2"] == 100

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -28,6 +29,7 @@ from pygls.uris import to_fs_path
 
 from kernlint import __version__
 from kernlint.api import FileResult, Settings, lint_source
+from kernlint.cancel import LintCancelled, cancellable
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.lsp import actions, hover, positions
 from kernlint.lsp.protocol import KernlintProtocol
@@ -90,7 +92,9 @@ class KernlintServer(LanguageServer):
         self.max_chars = max_chars
         self.linted: dict[str, Linted] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self._running: dict[str, asyncio.Future[Linted]] = {}   # the lint in flight per document
+        self._running: dict[str, asyncio.Future[Linted | None]] = {}   # the lint in flight per document
+        # its cancel event and the text it lints: set when a newer text is asked for (kernlint/cancel.py)
+        self._cancel: dict[str, tuple[threading.Event, tuple[str, int | None]]] = {}
         self._settings: dict[str, Settings] = {}     # per directory of a linted file
         # two lint threads: a long lint (a 720 KB document takes ~10 s) no longer holds back the next document's
         # diagnostics and hovers (measured 10.2 s -> see tests/test_lsp.py); lint_text is a pure function of
@@ -134,6 +138,14 @@ class KernlintServer(LanguageServer):
             result = replace(lint_source(text, name, settings, base=base).files[0], path=path)
         return Linted(version, lines, text, result)
 
+    def _lint_unless_cancelled(self, uri: str, doc: tuple[str, int | None], event: threading.Event) -> Linted | None:
+        """lint_text, or None when a newer text of the document cancelled it first."""
+        with cancellable(event):
+            try:
+                return self.lint_text(uri, *doc)
+            except LintCancelled:
+                return None
+
     def _document(self, uri: str) -> tuple[str, int | None] | None:
         try:
             docs = self.workspace.text_documents
@@ -150,22 +162,33 @@ class KernlintServer(LanguageServer):
         cached = self.linted.get(uri)
         if cached is not None and cached.version == doc[1] and cached.text == doc[0]:
             return cached
-        linted, _ = await self._lint(uri, doc)
-        self.linted[uri] = linted
-        return linted
+        for _ in range(3):   # a lint cancelled by a newer text: lint that text
+            linted, _ = await self._lint(uri, doc)
+            if linted is not None:
+                self.linted[uri] = linted
+                return linted
+            doc = self._document(uri) or doc
+        return None
 
-    async def _lint(self, uri: str, doc: tuple[str, int | None]) -> tuple[Linted, tuple[str, int | None]]:
+    async def _lint(self, uri: str, doc: tuple[str, int | None]) -> tuple[Linted | None, tuple[str, int | None]]:
         """Lint in a worker thread, at most one lint per document at a time: a lint of an older text still
         running is waited for and then the newest text is linted, so one large document never holds both
         threads (its lints would starve every other document's diagnostics and hovers)."""
         running = self._running.get(uri)
         if running is not None:
+            event, running_doc = self._cancel[uri]
+            if running_doc != doc:
+                event.set()   # its text is outdated: it stops at the next kernel (kernlint/cancel.py)
             try:
-                await asyncio.shield(running)
+                done = await asyncio.shield(running)
             except Exception:   # that lint's failure is reported by its own caller
-                pass
+                done = None
+            if done is not None and running_doc == doc:
+                return done, doc   # it was linting this very text (a hover waiting for diagnostics)
             doc = self._document(uri) or doc
-        fut = asyncio.get_running_loop().run_in_executor(self._pool, self.lint_text, uri, *doc)
+        event = threading.Event()
+        self._cancel[uri] = (event, doc)
+        fut = asyncio.get_running_loop().run_in_executor(self._pool, self._lint_unless_cancelled, uri, doc, event)
         self._running[uri] = fut
         # forgotten when the thread finishes, not when the waiting task is cancelled (a new keystroke cancels
         # it, but the lint runs on): the next lint of this document waits for it
@@ -186,8 +209,8 @@ class KernlintServer(LanguageServer):
             if doc is None:
                 return
             linted, doc = await self._lint(uri, doc)
-            if self._document(uri) != doc:
-                return            # typed past while we linted; the newer change has its own task
+            if linted is None or self._document(uri) != doc:
+                return            # typed past while we linted (or it was cancelled): the newer change has its task
             self.linted[uri] = linted
             self.publish(uri, linted)
         except asyncio.CancelledError:
