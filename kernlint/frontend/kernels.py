@@ -15,6 +15,7 @@ from kernlint.frontend.names import NameResolver
 from kernlint.frontend.static_eval import ConfigLiteral, StaticEvaluator
 from kernlint.frontend.walk import iter_nodes, iter_visit
 from kernlint.ir.symbolic import Unknown
+from kernlint.module_names import module_name_for  # re-exported: other modules import it from here
 
 JIT_NAMES = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
 AUTOTUNE_NAMES = ("triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune")
@@ -26,16 +27,6 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-def module_name_for(path: str) -> str:
-    """`examples/sub/x.py` → `examples.sub.x` (paths are taken relative to where kernlint runs)."""
-    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts:
-        return ""
-    if parts[-1].endswith(".py"):
-        parts[-1] = parts[-1][:-3]
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(p for p in parts if p.isidentifier())
 
 
 def collect_constants(module: cst.Module, evaluator: StaticEvaluator) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.atomic_io import write_atomic
+from kernlint.module_names import module_name_for
 
 SCHEMA = "kernlint.lock/1"
 
@@ -42,16 +43,8 @@ def qualname_key(qualname: str) -> str:
 
 
 def module_name_for_path(path: str) -> str:
-    """`examples/sub/x.py` → `examples.sub.x`: frontend.kernels.module_name_for, repeated here because this
-    module must not import the frontend (libcst); tests/shim check that the two agree."""
-    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts:
-        return ""
-    if parts[-1].endswith(".py"):
-        parts[-1] = parts[-1][:-3]
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(p for p in parts if p.isidentifier())
+    """`examples/sub/x.py` → `examples.sub.x`, as the frontend names it (kernlint/module_names.py)."""
+    return module_name_for(path)
 
 
 def same_module(a: str, b: str) -> bool:
