@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.analysis.spill_band import BORDERLINE_PRESSURE, BORDERLINE_SPILL_RATE
+from kernlint.analysis.spill_band import BORDERLINE_PRESSURE, BORDERLINE_SPILL_RATE, SPILL_BYTES_SPREAD
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.rule import Case, FileContext, Rule
 from kernlint.rule_messages import config_text, where
@@ -52,9 +52,11 @@ class RegisterSpillRisk(Rule):
                 top = ", ".join(f"{t.name} {t.shape} {t.dtype} ≈{t.registers:.0f}" for t in r.peak_tiles[:3])
                 borderline = r.demand <= BORDERLINE_PRESSURE * r.budget
                 spilled, measured = BORDERLINE_SPILL_RATE
+                lo, hi = SPILL_BYTES_SPREAD
+                size = f"≈{r.spill_bytes:,} B/thread (measured spills: {lo}-{hi}× such estimates in half the configs)"
                 verdict = (f"borderline (≤ {BORDERLINE_PRESSURE - 1:.0%} over): ptxas spilled in {spilled} of "
-                           f"{measured} such measured configs, ≈{r.spill_bytes:,} B/thread if it does"
-                           if borderline else f"ptxas will spill ≈{r.spill_bytes:,} B/thread")
+                           f"{measured} such measured configs, {size} if it does"
+                           if borderline else f"ptxas will spill {size}")
                 yield self.diagnostic(
                     ctx, e.config.line,
                     f"`{k.jit.name}` needs est. {r.demand} registers/thread > {r.budget} available {where(e)} "
