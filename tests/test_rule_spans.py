@@ -32,3 +32,34 @@ def test_locate_code_cases() -> None:
     assert locate_code(lines, 2, "x * y") == (5, 3, 8)          # over two lines
     assert locate_code(lines, 4, "x * y") is None               # twice: ambiguous, the caller marks the line
     assert locate_code(lines, 3, "q") is None and locate_code(lines, 9, "x") is None
+
+
+HELPER_WITH = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _helper(x):
+    with open("x") as f:
+        pass
+    return x * 2
+
+
+@triton.jit
+def k1(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, _helper(tl.load(x_ptr + offs)))
+
+
+@triton.jit
+def k2(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, _helper(tl.load(x_ptr + offs)) + 1)
+'''
+
+
+def test_a_construct_in_a_helper_is_reported_once_naming_its_kernels() -> None:
+    # inlined into k1 and k2, the helper's unmodelled `with` was one KL002 per calling kernel at the same line
+    result = lint_source(HELPER_WITH, "k.py", Settings(select=("KL002",), cli_configs=({"BLOCK": 128},)))
+    (d,) = result.diagnostics
+    assert d.span.start.line == 7 and "`k1` and 1 more kernel" in d.message
