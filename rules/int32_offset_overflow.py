@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.ir.nodes import KernelIR, Op, is_pointer
+from kernlint.ir.nodes import KernelIR, Op, Value, is_pointer
 from kernlint.rule import Case, FileContext, Rule
 
 _SAFE = '''import triton
@@ -61,7 +61,9 @@ def conv_rows(x, y, stride_n, stride_d, D: tl.constexpr, BD: tl.constexpr):
 '''
 
 
-def _risky_products(ir: KernelIR) -> Iterator[Op]:
+def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool]]:
+    """Each risky product, its program-id operand, and whether that operand is a program id itself (not a
+    tile or index derived from one, such as `offs_m = pid * BLOCK + tl.arange(...)`)."""
     ops = [op for op, _ in ir.walk()]
     from_pid: set[int] = set()
     from_arg: set[int] = set()
@@ -139,7 +141,9 @@ def _risky_products(ir: KernelIR) -> Iterator[Op]:
         if ((a.id in from_pid and b.id in from_arg and b.id not in from_pid)
                 or (b.id in from_pid and a.id in from_arg and a.id not in from_pid)):
             if reaches_pointer(op.result.id):
-                yield op
+                pid = a if a.id in from_pid else b
+                made = producer.get(pid.id)
+                yield op, pid, made is not None and made.kind == "program_id"
 
 
 class Int32OffsetOverflow(Rule):
@@ -174,18 +178,20 @@ class Int32OffsetOverflow(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         # one finding per line: a product in a @triton.jit helper is inlined into every kernel that calls it
-        found: dict[int, tuple[str, list[str], str]] = {}   # line → (expression, kernel names, first qualname)
+        # line → (expression, what the program-id operand is, kernel names, first qualname)
+        found: dict[int, tuple[str, str, list[str], str]] = {}
         for k in ctx.kernels:
-            for op in _risky_products(k.ir):
+            for op, pid, direct in _risky_products(k.ir):
                 expr = " * ".join(k.ir.describe(v) for v in op.operands)
-                _, names, _ = found.setdefault(op.line, (expr, [], k.jit.qualname))
+                what = "a program id" if direct else f"`{k.ir.describe(pid)}` (derived from a program id)"
+                _, _, names, _ = found.setdefault(op.line, (expr, what, [], k.jit.qualname))
                 if k.jit.name not in names:
                     names.append(k.jit.name)
-        for line, (expr, names, qualname) in sorted(found.items()):
+        for line, (expr, what, names, qualname) in sorted(found.items()):
             where = f"`{names[0]}`" if len(names) == 1 else \
                 f"`{names[0]}` and {len(names) - 1} more kernel{'s' if len(names) > 2 else ''}"
             yield self.diagnostic(
                 ctx, line,
-                f"`{expr}` in {where} multiplies a program id by a runtime integer in int32; it "
+                f"`{expr}` in {where} multiplies {what} by a runtime integer in int32; it "
                 "overflows past 2**31 elements — cast the program id with `.to(tl.int64)` first",
                 kernel=qualname, code=expr)
