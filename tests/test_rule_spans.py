@@ -63,3 +63,12 @@ def test_a_construct_in_a_helper_is_reported_once_naming_its_kernels() -> None:
     result = lint_source(HELPER_WITH, "k.py", Settings(select=("KL002",), cli_configs=({"BLOCK": 128},)))
     (d,) = result.diagnostics
     assert d.span.start.line == 7 and "`k1` and 1 more kernel" in d.message
+
+
+def test_kl303_says_when_the_value_is_derived_from_a_program_id() -> None:
+    text = KERNEL.replace("    off = (row\n           * row_stride)\n", "    off = (row // 2) * row_stride\n")
+    result = lint_source(text, "k.py", Settings(select=("KL303",), cli_configs=({"BLOCK": 128},)))
+    (d,) = result.diagnostics
+    assert "multiplies `" in d.message and "(derived from a program id)" in d.message, d.message
+    (direct,) = lint_source(KERNEL, "k.py", Settings(select=("KL303",), cli_configs=({"BLOCK": 128},))).diagnostics
+    assert "multiplies a program id" in direct.message
