@@ -16,3 +16,17 @@ def smem_breakdown(e: KernelEstimate) -> str:
 
 def config_text(e: KernelEstimate) -> str:
     return e.config.label()
+
+
+def unbound_note(constexpr_names: tuple[str, ...], e: KernelEstimate) -> str:
+    """`; hidden_dim has no value here, so the estimate treats it as a run-time value` for the constexprs the config does
+    not bind (a host variable at the launch, a heuristic): the estimate treated them as unknown integers, and a
+    value Triton would fold can change it a lot (fla's rwkv7 mixing kernel: 324 registers estimated without
+    `hidden_dim`, ptxas 90-96 with it). Empty when every constexpr has a value."""
+    missing = [n for n in constexpr_names if n not in e.config.constexprs]
+    if not missing:
+        return ""
+    shown = ", ".join(f"`{n}`" for n in missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    if len(missing) == 1:
+        return f"; {shown} has no value here, so the estimate treats it as a run-time value (set it with --config)"
+    return f"; {shown} have no value here, so the estimate treats them as run-time values (set them with --config)"

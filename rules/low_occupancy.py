@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.rule import Case, FileContext, Rule
-from kernlint.rule_messages import config_text, where
+from kernlint.rule_messages import config_text, unbound_note, where
 from kernlint.rules._cases import ROW_KERNEL
 
 MIN_OCCUPANCY = 0.25  # below 16 of 64 resident warps a memory-bound kernel cannot hide DRAM latency
@@ -78,6 +78,6 @@ class LowOccupancy(Rule):
                     ctx, e.config.line,
                     f"`{k.jit.name}` is limited by {occ.limiter} to {occ.ctas_per_sm} CTA(s) = "
                     f"{occ.warps_per_sm} warps/SM ({occ.occupancy:.0%} occupancy) {where(e)} ({detail}; "
-                    f"{config_text(e)})",
+                    f"{config_text(e)}{unbound_note(k.jit.constexpr_names, e)})",
                     col=e.config.col, kernel=k.jit.qualname, target=e.target.key, config=config_text(e),
                     confidence=e.confidence)

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from kernlint.analysis.spill_band import BORDERLINE_PRESSURE, BORDERLINE_SPILL_RATE, SPILL_BYTES_SPREAD
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.rule import Case, FileContext, Rule
-from kernlint.rule_messages import config_text, where
+from kernlint.rule_messages import config_text, unbound_note, where
 from kernlint.rules._cases import launched_matmul
 
 
@@ -60,6 +60,7 @@ class RegisterSpillRisk(Rule):
                 yield self.diagnostic(
                     ctx, e.config.line,
                     f"`{k.jit.name}` needs est. {r.demand} registers/thread > {r.budget} available {where(e)} "
-                    f"({config_text(e)}); {verdict}. Peak at line {r.peak_line}: {top}",
+                    f"({config_text(e)}{unbound_note(k.jit.constexpr_names, e)}); {verdict}. Peak at line "
+                    f"{r.peak_line}: {top}",
                     col=e.config.col, kernel=k.jit.qualname, target=e.target.key, config=config_text(e),
                     confidence=Confidence.HEURISTIC if borderline else e.confidence)

@@ -52,3 +52,20 @@ def test_explain_marks_a_borderline_spill_as_a_maybe() -> None:
     assert " B? " in rows["BLOCK_SIZE=16384, num_warps=4, num_stages=3"]      # 287 of 255: within 20 %
     assert " B? " not in rows["BLOCK_SIZE=65536, num_warps=16, num_stages=3"] and " B " in rows[
         "BLOCK_SIZE=65536, num_warps=16, num_stages=3"]                       # 287 of 128: it will spill
+
+
+def test_a_constexpr_without_a_value_is_named_in_the_finding() -> None:
+    """A constexpr the launch passes from a host variable has no value here and enters the estimate as a
+    run-time value (fla's rwkv7 mixing kernel: 324 registers estimated, ptxas 90-96 with `hidden_dim` known):
+    the finding says so, and says nothing when every constexpr is bound."""
+    from kernlint.api import lint_source
+
+    src = (ROOT / "examples/layernorm.py").read_text().replace(
+        "    BLOCK_SIZE: tl.constexpr,\n", "    BLOCK_SIZE: tl.constexpr,\n    UNROLL: tl.constexpr,\n", 1)
+    config = {"BLOCK_SIZE": 65536, "num_warps": 16, "num_stages": 3}
+    (d,) = [d for d in lint_source(src, "ln.py", Settings(select=("KL201",), cli_configs=(config,), arg_types=ARGS))
+            .diagnostics if d.config and "65536" in d.config]
+    assert "`UNROLL` has no value here, so the estimate treats it as a run-time value" in d.message
+    (bound,) = [d for d in lint_source(src, "ln.py", Settings(select=("KL201",), cli_configs=({**config, "UNROLL": 2},),
+                                                             arg_types=ARGS)).diagnostics if d.config and "65536" in d.config]
+    assert "no value here" not in bound.message
