@@ -195,3 +195,13 @@ def test_a_huge_operator_chain_with_a_syntax_error_is_refused_not_a_crash(tmp_pa
     assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
     assert "chain.py:3:" in proc.stdout and "KL001 syntax error: '(' was never closed" in proc.stdout
     assert "good.py:13" in proc.stdout
+
+
+def test_a_nul_byte_deep_in_a_file_is_kl001_not_an_internal_error(tmp_path: Path) -> None:
+    """Only the first 8 KB were checked for NUL bytes; one at line 3,020 of a string literal reached libcst,
+    which parsed it, and the frontend's literal_eval of the string then raised: KL000 (fuzz seed 31)."""
+    src = (ROOT / "examples" / "vector_add.py").read_text() + "\n" + "x = 1\n" * 3000 + 's = "a\x00b"\n'
+    (tmp_path / "nul.py").write_text(src)
+    code, out = run("check", str(tmp_path), "--output-format", "concise")
+    line = src[:src.index("\x00")].count("\n") + 1
+    assert f"nul.py:{line}:1: KL001 NUL byte at line {line}" in out and "KL000" not in out and code == 1
