@@ -322,6 +322,11 @@ COMMANDS["recommend"] = lambda args, out: __import__("kernlint.recommend.cli", f
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    # CPython's parser warns about the linted code itself (`1if x else 2`, and on 3.12+ every "\d" escape in a
+    # plain string) when kernlint parses it; those lines went to stderr as "<unknown>:3: SyntaxWarning: ...",
+    # about code kernlint only reads. Once, here: warning filters are process-wide and the server is threaded.
+    import warnings
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -205,3 +205,14 @@ def test_a_nul_byte_deep_in_a_file_is_kl001_not_an_internal_error(tmp_path: Path
     code, out = run("check", str(tmp_path), "--output-format", "concise")
     line = src[:src.index("\x00")].count("\n") + 1
     assert f"nul.py:{line}:1: KL001 NUL byte at line {line}" in out and "KL000" not in out and code == 1
+
+
+def test_python_syntax_warnings_about_the_linted_code_are_not_printed(tmp_path: Path) -> None:
+    # `1if x else 2` is valid, but CPython's parser warns when kernlint parses it: "<unknown>:1: SyntaxWarning"
+    import subprocess
+    import sys
+
+    (tmp_path / "w.py").write_text("x = 1if True else 2\n")
+    proc = subprocess.run([sys.executable, "-m", "kernlint", "check", str(tmp_path / "w.py"), "--no-cache"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "SyntaxWarning" not in proc.stderr, proc.stderr
