@@ -116,11 +116,34 @@ def locate_code(lines: list[str], line: int, code: str) -> tuple[int, int, int] 
             chars.append(ch)
             where.append((n, c))
     flat, want = "".join(chars), " ".join(code.split())
-    starts = [i for i in range(len(flat)) if want and flat.startswith(want, i) and where[i][0] == line]
-    if len(starts) != 1:   # only matches that begin on `line` count; two of them are ambiguous
+    found = [i for i in range(len(flat)) if want and flat.startswith(want, i)]
+    starts = [i for i in found if where[i][0] == line]
+    if len(starts) == 1:
+        (_, col), (last, end) = where[starts[0]], where[starts[0] + len(want) - 1]
+        return col, last, end + 1
+    if starts:
+        return None   # twice on the line: ambiguous
+    # not on `line` but further down the same statement (`q = (Q +\n    off_b * stride_qb)`): the span runs
+    # from the statement's first token to the end of the expression, so it still starts on `line` (where a
+    # noqa comment for it already sits) and ends where the expression does
+    later = [i for i in found if line < where[i][0] <= _statement_end(lines, line)]
+    if len(later) != 1:
         return None
-    (_, col), (last, end) = where[starts[0]], where[starts[0] + len(want) - 1]
-    return col, last, end + 1
+    last, end = where[later[0] + len(want) - 1]
+    return len(text) - len(text.lstrip()), last, end + 1
+
+
+def _statement_end(lines: list[str], line: int) -> int:
+    """The last line of the statement that starts on `line`: brackets still open, or a trailing backslash, carry
+    it on (quotes are not tracked: a bracket inside a string can only end the search early)."""
+    depth, n = 0, line
+    while n <= min(len(lines), line + CODE_SEARCH_LINES - 1):
+        src = lines[n - 1].split("#", 1)[0]
+        depth += sum(src.count(c) for c in "([{") - sum(src.count(c) for c in ")]}")
+        if depth <= 0 and not src.rstrip().endswith("\\"):
+            return n
+        n += 1
+    return n - 1
 
 
 def estimates_by_point(k: KernelAnalysis) -> Iterator[tuple["ConfigPoint", "KernelEstimate"]]:

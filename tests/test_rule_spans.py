@@ -32,6 +32,11 @@ def test_locate_code_cases() -> None:
     assert locate_code(lines, 2, "x * y") == (5, 3, 8)          # over two lines
     assert locate_code(lines, 4, "x * y") is None               # twice: ambiguous, the caller marks the line
     assert locate_code(lines, 3, "q") is None and locate_code(lines, 9, "x") is None
+    # on a later line of the same statement (the IR places it on the statement's first line): from the
+    # statement's first token to the end of the expression, so a noqa on either line still applies
+    stmt = ["    q = (", "        a + x * y", "    )", "r = x * y"]
+    assert locate_code(stmt, 1, "x * y") == (4, 2, 17)
+    assert locate_code(["q = 1", "r = x * y"], 1, "x * y") is None     # another statement: not this one
 
 
 HELPER_WITH = '''import triton
