@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import sys
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,9 +206,15 @@ def _configs() -> list[FakeConfig]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_helpers() -> None:
-    # getattr: the same tests run against the helpers as they were before the fix (fail-before check)
-    getattr(kt, "_analysis_or_reason", kt._analysis).cache_clear()
+def _fresh_helpers() -> Iterator[None]:
+    # getattr: the same tests run against the helpers as they were before the fix (fail-before check).
+    # Cleared after each test too: the planted failure below would stay cached for later test files
+    # (tests/recommend/test_triton_helpers.py failed when run after this one).
+    cache = getattr(kt, "_analysis_or_reason", kt._analysis)
+    cache.cache_clear()
+    getattr(kt, "_told", set()).clear()
+    yield
+    cache.cache_clear()
     getattr(kt, "_told", set()).clear()
 
 
