@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.atomic_io import write_atomic
-from kernlint.module_names import module_name_for
 
 SCHEMA = "kernlint.lock/1"
 
@@ -40,11 +39,6 @@ def def_text(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> 
 def qualname_key(qualname: str) -> str:
     """`make.<locals>.k5` (Python's __qualname__ of a kernel defined in a function) → `make.k5` (recommend's)."""
     return qualname.replace(".<locals>", "")
-
-
-def module_name_for_path(path: str) -> str:
-    """`examples/sub/x.py` → `examples.sub.x`, as the frontend names it (kernlint/module_names.py)."""
-    return module_name_for(path)
 
 
 def same_module(a: str, b: str) -> bool:

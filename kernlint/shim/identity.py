@@ -12,7 +12,8 @@ import sys
 import textwrap
 from typing import Any
 
-from kernlint.recommend.store import def_text, module_name_for_path, qualname_key
+from kernlint.module_names import module_name_for
+from kernlint.recommend.store import def_text, qualname_key
 
 _MAX_LAYERS = 32     # longer than any real decorator stack; a cycle of `.fn` must not hang a launch
 
@@ -60,7 +61,7 @@ def module_ids(fn: Any) -> tuple[str, ...]:
             rel = os.path.relpath(path)
         except ValueError:                          # another drive (Windows): no relative path
             rel = path
-        ids.append(module_name_for_path(rel if not rel.startswith("..") else path))
+        ids.append(module_name_for(rel if not rel.startswith("..") else path))
     return tuple(dict.fromkeys(i for i in ids if i))
 
 
