@@ -34,8 +34,8 @@ def _entries(path: str) -> list[Entry] | StoreError | None:
 
 def def_sources(text: str) -> dict[str, tuple[int, str]]:
     """qualname → (line of the `def`, its source), sliced exactly as `kernlint recommend` and the shim slice it
-    (`store.def_text`: the def's lines, dedented) so all three compute the same kernel hash. A kernel defined
-    inside a function is `outer.kern`, as recommend names it (Python's `outer.<locals>.kern`)."""
+    (`store.def_text`: the decorators and the def, dedented) so all three compute the same kernel hash. A
+    kernel defined inside a function is `outer.kern`, as recommend names it (Python's `outer.<locals>.kern`)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -88,8 +88,8 @@ class StaleConfigStoreEntry(Rule):
     ## What it does
     Reads the config store (`config-store` in `[tool.kernlint]`, default `kernlint.lock.json` next to
     the pyproject.toml that configures the file, else in the working directory) and compares each entry's
-    kernel id (module + qualname + source hash, as `kernlint recommend` wrote it) with the kernels of the
-    linted file. An entry whose hash no longer matches is reported on the kernel's `def` line; an entry
+    kernel id (module + qualname + hash of the kernel's decorators and body, as `kernlint recommend` wrote
+    it) with the kernels of the linted file. An entry whose hash no longer matches is reported on the kernel's `def` line; an entry
     for a kernel that the module no longer defines is reported on line 1 of the module. One finding per
     kernel, naming the targets its entries cover; entries of a same-named file elsewhere (`a/ops.py`,
     `b/ops.py`) are told apart by their hash. A store that cannot be read is reported on line 1 of each
@@ -99,7 +99,8 @@ class StaleConfigStoreEntry(Rule):
     ## Why is this bad?
     The runtime shim (`kernlint.shim`) refuses entries whose source hash changed and runs the author's
     config instead, so the recommendation silently stops applying. The recommendation was also computed
-    for the old code: a changed kernel may need different block sizes or fewer stages.
+    for the old code: a changed kernel may need different block sizes or fewer stages, and an edited
+    `@triton.autotune` list may have dropped the block sizes the recommendation uses.
 
     ## Hardware
     None: the store is keyed per target; this is about the source.

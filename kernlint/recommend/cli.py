@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import argparse
 import ast
-import textwrap
 from typing import Any, TextIO
 
-from kernlint.recommend.store import Entry, kernel_id, write_store
+from kernlint.recommend.store import Entry, def_text, kernel_id, write_store
 
 
 def add_parser(sub: Any) -> None:
@@ -36,13 +35,13 @@ def _positive(text: str) -> int:
 
 
 def kernel_source(path: str, line: int) -> str:
-    """The kernel's text from its `def` (what Triton's JITFunction.src holds), dedented."""
+    """The text the kernel id of the kernel whose `def` is at `line` hashes (`store.def_text`)."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     lines = text.splitlines()
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.FunctionDef) and node.lineno == line:
-            return textwrap.dedent("\n".join(lines[node.lineno - 1: node.end_lineno]))
+            return def_text(lines, node)
     return ""
 
 

@@ -29,11 +29,15 @@ def source_hash(source: str) -> str:
 
 
 def def_text(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    """The text a kernel id hashes: the `def` line to ast's `end_lineno`, dedented, from `text.splitlines()`.
-    Decorators and comment lines after the last statement are not part of it. `kernlint recommend`
-    (recommend.cli.kernel_source), KL406 and the shim all slice with this, so they agree on every kernel
-    (the shim used to hash `inspect.getsource`, which keeps trailing comments: a fresh entry read as stale)."""
-    return textwrap.dedent("\n".join(lines[node.lineno - 1: node.end_lineno]))
+    """The text a kernel id hashes: the first decorator's line to ast's `end_lineno`, dedented, from
+    `text.splitlines()`. Comment lines after the last statement are not part of it. The decorators are: a
+    recommendation was chosen inside the author's `@triton.autotune` configs and `@triton.heuristics`, so an
+    author who narrows them (say, drops the block sizes that compute NaN) makes its entry stale instead of
+    having the shim apply a config they removed. `kernlint recommend` (recommend.cli.kernel_source), KL406 and
+    the shim all slice with this, so they agree on every kernel (the shim used to hash `inspect.getsource`,
+    which keeps trailing comments: a fresh entry read as stale)."""
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return textwrap.dedent("\n".join(lines[first - 1: node.end_lineno]))
 
 
 def qualname_key(qualname: str) -> str:

@@ -7,7 +7,6 @@ import functools
 import inspect
 import linecache
 import os
-import re
 import sys
 import textwrap
 from typing import Any
@@ -82,7 +81,7 @@ def _defs(text: str) -> dict[tuple[str, int], str]:
 
 
 def kernel_source(fn: Any) -> str:
-    """`fn`'s text as the store hashes it (`store.def_text`: `def` line to the last statement, dedented), read
+    """`fn`'s text as the store hashes it (`store.def_text`: first decorator to the last statement, dedented), read
     from the file the function was compiled from. `co_firstlineno` is the first decorator's line, which
     tells apart two defs of one name in a file."""
     fn = unwrap(fn)[1]
@@ -96,10 +95,8 @@ def kernel_source(fn: Any) -> str:
 
 
 def _inspect_source(fn: Any) -> str:
-    """Fallback when the file cannot be parsed: inspect's block from `def` (keeps trailing comments)."""
+    """Fallback when the file cannot be parsed: inspect's block, decorators included (keeps trailing comments)."""
     try:
-        src = textwrap.dedent(inspect.getsource(fn))
+        return textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
         return ""
-    m = re.search(r"^def\s", src, re.MULTILINE)
-    return src[m.start():] if m else src

@@ -10,6 +10,7 @@ from typing import Any
 
 from kernlint.hardware.specs import resolve_target
 from kernlint.recommend.store import Entry, qualname_key, same_module, source_hash, split_id
+from kernlint.shim.author_space import outside_authors
 from kernlint.shim.identity import kernel_source, module_ids, qualname_of, unwrap
 from kernlint.shim.target import describe_target
 
@@ -348,6 +349,13 @@ class Shim:
             tuned = shim._tuned_for(at)
             bound = dict(zip(at.arg_names, args)) | kwargs if plan.keys else {}
             entry = plan.pick(bound)
+            if entry is not None and entry.space is None:   # claimed inside the author's configs: still so?
+                why = outside_authors(entry.config.get("kwargs") or {}, tuned.author)
+                if why is not None:
+                    plan.failed.add(entry.bucket)
+                    shim._note("stale", plan.name, f"bucket {entry.bucket}: {why} (the author's configs "
+                               "changed since `kernlint recommend`); author's configs used", logging.WARNING)
+                    entry = None
             if entry is None:
                 at.configs = tuned.author
                 return orig(at, *args, **kwargs)

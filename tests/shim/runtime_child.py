@@ -102,7 +102,7 @@ def _fake_bench(at) -> None:
 
 
 def main() -> None:
-    fresh, other = sys.argv[1], sys.argv[2]
+    fresh, other, narrowed = sys.argv[1], sys.argv[2], sys.argv[3]
     n = 4096
     # Triton's own stand-in tensor (a data_ptr of 0): nothing is launched, so no torch is needed
     x, y, out, rows = (MockTensor(_F32) for _ in range(4))
@@ -124,6 +124,7 @@ def main() -> None:
         scenario("out_of_resources", lambda: K.row_sum_kernel[(8,)](rows, out, 64, BLOCK=64, num_warps=1))
         scenario("stale", lambda: K.add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4), other)
         scenario("compile_error", lambda: K.add_kernel_autotuned[grid](x, y, out, n), other)
+        scenario("narrowed", lambda: K.add_kernel_autotuned[grid](x, y, out, n), narrowed)
         # @triton.heuristics under the autotuner, and alone (n = 33 * 128: EVEN for 128, not for 256 or 512)
         m = 4224
         grid_b = lambda meta: (triton.cdiv(m, meta["BLOCK"]),)  # noqa: E731

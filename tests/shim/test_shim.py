@@ -139,7 +139,8 @@ def test_shim_never_changes_block_sizes_under_heuristics(tmp_path: Path) -> None
     kernels = "tests/shim/runtime_kernels.py"
     path = tmp_path / "heur.lock.json"
     write_store(str(path), [Entry(_kid("runtime_kernels", name, kernels), "h100", "*",
-                                  {"kwargs": {"BLOCK": 512}, "num_warps": 2, "num_stages": 1}, {}, "test")
+                                  {"kwargs": {"BLOCK": 512}, "num_warps": 2, "num_stages": 1}, {}, "test",
+                                  {"in_author_space": False, "outside": {"BLOCK": "128/256"}})
                             for name in ("scale_even_autotuned", "scale_even")], "test")
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests/shim")]))
     proc = subprocess.run([TRITON_PY, str(ROOT / "tests/shim/heur_interp_child.py"), str(path)],

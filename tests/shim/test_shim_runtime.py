@@ -34,24 +34,31 @@ def _kid(qualname: str, path: Path = KERNELS, module: str = "runtime_kernels") -
     return kernel_id(module, qualname, kernel_source(str(path), line))
 
 
-def _entry(kid: str, kwargs: dict[str, int], warps: int, stages: int) -> Entry:
-    return Entry(kid, "h100", "*", {"kwargs": kwargs, "num_warps": warps, "num_stages": stages}, {}, "test")
+def _entry(kid: str, kwargs: dict[str, int], warps: int, stages: int, outside: str | None = None) -> Entry:
+    # `outside`: the author's values of the block size, for an entry recommend marked outside the author's
+    # space (and checked); the shim holds an unmarked entry to the autotuner's configs (shim/author_space.py)
+    space = None if outside is None else {"in_author_space": False, "outside": {next(iter(kwargs)): outside}}
+    return Entry(kid, "h100", "*", {"kwargs": kwargs, "num_warps": warps, "num_stages": stages}, {}, "test",
+                 space)
 
 
-def _stores(tmp_path: Path) -> tuple[str, str]:
+def _stores(tmp_path: Path) -> tuple[str, str, str]:
     fresh = [_entry(_kid("add_kernel"), {"BLOCK_SIZE": 256}, 2, 1),
-             _entry(_kid("add_kernel_autotuned"), {"BLOCK_SIZE": 128}, 1, 2),
+             _entry(_kid("add_kernel_autotuned"), {"BLOCK_SIZE": 128}, 1, 2, outside="1024"),
              _entry(_kid("row_sum_kernel"), {"BLOCK": 64}, 8, 1),         # needs smem: OutOfResources here
-             _entry(_kid("scale_even_autotuned"), {"BLOCK": 512}, 2, 1),
+             _entry(_kid("scale_even_autotuned"), {"BLOCK": 512}, 2, 1, outside="128/256"),
              _entry(_kid("scale_even"), {"BLOCK": 512}, 2, 1),
              _entry(_kid("add_kernel_commented"), {"BLOCK_SIZE": 256}, 2, 1),
              _entry(_kid("make_local_kernel.local_add"), {"BLOCK_SIZE": 256}, 2, 1)]   # as recommend names it
     other = [_entry(_kid("add_kernel").rsplit("@", 1)[0] + "@sha256:0000000000000000", {"BLOCK_SIZE": 256}, 2, 1),
-             _entry(_kid("add_kernel_autotuned"), {"BLOCK_SIZE": 1000}, 4, 3)]   # not a power of 2: no compile
-    paths = (tmp_path / "fresh.json", tmp_path / "other.json")
-    write_store(str(paths[0]), fresh, "test")
-    write_store(str(paths[1]), other, "test")
-    return str(paths[0]), str(paths[1])
+             _entry(_kid("add_kernel_autotuned"), {"BLOCK_SIZE": 1000}, 4, 3, outside="1024")]   # no compile
+    # an entry recommend wrote as inside the author's configs, which no longer hold its block size (the
+    # author narrowed a config list defined outside the decorator: the kernel hash cannot see that)
+    narrowed = [_entry(_kid("add_kernel_autotuned"), {"BLOCK_SIZE": 128}, 1, 2)]
+    paths = (tmp_path / "fresh.json", tmp_path / "other.json", tmp_path / "narrowed.json")
+    for path, entries in zip(paths, (fresh, other, narrowed)):
+        write_store(str(path), entries, "test")
+    return str(paths[0]), str(paths[1]), str(paths[2])
 
 
 def _usable(py: str) -> bool:
@@ -120,6 +127,14 @@ def test_compile_error_falls_back_to_author_configs(run: dict[str, Any]) -> None
     (launch,) = run["compile_error"]["launches"]
     assert (launch["constexprs"]["BLOCK_SIZE"], launch["num_warps"]) == (1024, 4)
     assert ("fallback", "add_kernel_autotuned") in _events(run["compile_error"])
+
+
+def test_entry_outside_the_autotuners_current_configs_is_not_applied(run: dict[str, Any]) -> None:
+    (launch,) = run["narrowed"]["launches"]
+    assert (launch["constexprs"]["BLOCK_SIZE"], launch["num_warps"]) == (1024, 4)
+    log = run["narrowed"]["log"]
+    assert [e[0] for e in log] == ["stale"], log
+    assert "BLOCK_SIZE=128 is not among the autotuner's values (1024)" in log[0][2]
 
 
 def test_stale_entry_is_ignored(run: dict[str, Any]) -> None:

@@ -27,12 +27,12 @@ CORRUPT = ["not_json.json", "wrong_schema.json", "list.json", "bad_entry.json", 
 def _write_stores(d: Path) -> None:
     add, auto, rows = _kid("add_kernel"), _kid("add_kernel_autotuned"), _kid("row_sum_kernel")
     write_store(str(d / "fresh.json"), [_entry(add, {"BLOCK_SIZE": 256}, 2, 1),
-                                        _entry(auto, {"BLOCK_SIZE": 128}, 1, 2),
+                                        _entry(auto, {"BLOCK_SIZE": 128}, 1, 2, outside="1024"),
                                         _entry(rows, {"BLOCK": 64}, 8, 1)], "test")   # OutOfResources here
     write_store(str(d / "stale.json"), [_entry(add.rsplit("@", 1)[0] + "@sha256:0000000000000000",
                                                {"BLOCK_SIZE": 256}, 2, 1)], "test")
     write_store(str(d / "failing.json"), [_entry(add, {"BLOCK_SIZE": 1000}, 4, 1),    # not a power of 2:
-                                          _entry(auto, {"BLOCK_SIZE": 1000}, 4, 3)], "test")  # no compile
+                                          _entry(auto, {"BLOCK_SIZE": 1000}, 4, 3, outside="1024")], "test")
     (d / "not_json.json").write_text('{"schema": "kernlint.lock/1", "entries": [')      # truncated write
     (d / "wrong_schema.json").write_text(json.dumps({"schema": "someone-else/3", "entries": []}))
     (d / "list.json").write_text(json.dumps([{"kernel": "x", "target": "h100"}]))

@@ -70,3 +70,31 @@ def test_corrupt_store_is_reported_not_fatal(tmp_path: Path, monkeypatch: pytest
                                           '"target": "h100", "config": {}, "estimate": "n/a"}]}')
     code, out = _check("vector_add.py", "--output-format", "concise")
     assert code == 1 and "KL406" in out and "`estimate` must be an object" in out and "KL000" not in out
+
+
+_INLINE_AUTOTUNE = '''import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 1024}, num_warps=4),
+                          triton.Config({"BLOCK_SIZE": 2048}, num_warps=8)], key=["n"])
+@triton.jit
+def scale(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+'''
+
+
+def test_editing_the_autotune_decorator_makes_entries_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recommendation was chosen inside the author's configs: narrowing them (here: dropping the 2048 config)
+    must not leave an entry that may hold 2048 looking fresh (store.def_text hashes the decorators too)."""
+    monkeypatch.chdir(tmp_path)
+    Path("ops.py").write_text(_INLINE_AUTOTUNE)
+    assert main(["recommend", "ops.py", "--target", "h100", "-o", "kernlint.lock.json"], io.StringIO()) == 0
+    assert json.loads(Path("kernlint.lock.json").read_text())["entries"]
+    assert "KL406" not in _check("ops.py")[1]
+    narrowed = _INLINE_AUTOTUNE.replace(',\n                          triton.Config({"BLOCK_SIZE": 2048}, num_warps=8)', "")
+    assert narrowed != _INLINE_AUTOTUNE
+    Path("ops.py").write_text(narrowed)
+    code, out = _check("ops.py", "--output-format", "concise")
+    assert code == 1 and "KL406" in out
