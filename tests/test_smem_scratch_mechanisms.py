@@ -68,5 +68,6 @@ def _shared(tmp_path, name: str, config: dict, args: dict) -> dict:  # type: ign
 
 
 @pytest.mark.parametrize("name,config,truth", TRUTH)
-def test_scratch_against_compiles(tmp_path, name: str, config: dict, truth: int) -> None:  # type: ignore[no-untyped-def]
+def test_scratch_against_compiles(tmp_path, name: str, config: dict,  # type: ignore[no-untyped-def]
+                                  truth: int) -> None:
     assert _shared(tmp_path, name, config, ARGS[name]) == {"a100": truth, "h100": truth, "b200": truth}

@@ -2,7 +2,8 @@
 
 Triton's layouts and vector widths follow from this (lib/Analysis/AxisInfo.cpp): an `arange` is contiguous,
 adding a value constant along a dim keeps the other side's contiguity, `%` by a divisible integer keeps
-gcd(contiguity, divisor), `tl.where`, products and `tl.minimum`/`tl.maximum` clamps lose it, and `tl.max_contiguous` replaces what was inferred.
+gcd(contiguity, divisor), `tl.where`, products and `tl.minimum`/`tl.maximum` clamps lose it, and
+`tl.max_contiguous` replaces what was inferred.
 Used by the layout-conversion scratch (smem_convert.py) and by dot-operand placement (a load whose threads
 get under 4 contiguous bytes is not copied asynchronously).
 """
