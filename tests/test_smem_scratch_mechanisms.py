@@ -5,7 +5,10 @@ compiled with Triton 3.9 (`metadata.shared`, the same on sm_80, sm_90 and sm_100
 * a clamped index (`tl.minimum(offs, n - 1)`, `tl.maximum(offs - 3, 0)`, liger-kernel's neighborhood attention
   backward) has contiguity 1 (AxisInfo's min/max rule), so the tile is not vectorised: [64, 64] fp16 at
   4 warps is laid out sizePerThread [1, 1], threadsPerWarp [1, 32], warpsPerCTA [2, 2] and its row sum
-  crosses 2 warps (256 B); unclamped, the rows stay in one warp and only the store conversion remains (128 B).
+  crosses 2 warps (256 B); unclamped, the rows stay in one warp and only the store conversion remains (128 B);
+* the operands of a dot outside any loop are dead once it has run, so a reduction scratch or the conversion of
+  row sums for their store/atomic after it reuses their bytes (mamba-ssm _chunk_state_bwd_ddAcs_stable_kernel:
+  a row sum of the product added with tl.atomic_add costs nothing on top of the A and B tiles).
 """
 from __future__ import annotations
 
@@ -40,10 +43,45 @@ def clampmax_rowsum(x_ptr, y_ptr, n_cols, stride_row, BM: tl.constexpr, BN: tl.c
     cols = tl.maximum(tl.arange(0, BN) - 3, 0)
     x = tl.load(x_ptr + rows[:, None] * stride_row + cols[None, :])
     tl.store(y_ptr + rows, tl.sum(x, axis=1))
+
+
+@triton.jit
+def dot_or_loop_rowsum_atomic(a_ptr, b_ptr, x_ptr, out_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
+                              BK: tl.constexpr, ONE_STEP: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    if ONE_STEP:
+        a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+        b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b)
+    else:
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+            acc += tl.dot(a, b)
+    x = tl.load(x_ptr + rm[:, None] * BN + rn[None, :]).to(tl.float32)
+    tl.atomic_add(out_ptr + rm, tl.sum(acc * x, axis=1).to(out_ptr.dtype.element_ty))
+
+
+@triton.jit
+def dot_then_colsum(a_ptr, b_ptr, x_ptr, out_ptr, y_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    acc = tl.dot(a, b)
+    tl.store(out_ptr + rm[:, None] * BN + rn[None, :], acc)
+    x = tl.load(x_ptr + rm[:, None] * BN + rn[None, :]).to(tl.float32)
+    tl.store(y_ptr + rn, tl.sum(x, axis=0))
 '''
 
 ROWSUM = {"x_ptr": "*fp16", "y_ptr": "*fp32", "n_cols": "i32", "stride_row": "i32"}
-ARGS = {"clamp_rowsum": ROWSUM, "plain_rowsum": ROWSUM, "clampmax_rowsum": ROWSUM}
+DOTS = {"a_ptr": "*fp16", "b_ptr": "*fp16", "x_ptr": "*fp16", "out_ptr": "*fp16", "K": "i32"}
+ARGS = {"clamp_rowsum": ROWSUM, "plain_rowsum": ROWSUM, "clampmax_rowsum": ROWSUM,
+        "dot_or_loop_rowsum_atomic": DOTS, "dot_then_colsum": {**DOTS, "out_ptr": "*fp32", "y_ptr": "*fp32"}}
 
 # (kernel, config, Triton 3.9 metadata.shared on sm_80/90/100)
 TRUTH = [
@@ -71,3 +109,23 @@ def _shared(tmp_path, name: str, config: dict, args: dict) -> dict:  # type: ign
 def test_scratch_against_compiles(tmp_path, name: str, config: dict,  # type: ignore[no-untyped-def]
                                   truth: int) -> None:
     assert _shared(tmp_path, name, config, ARGS[name]) == {"a100": truth, "h100": truth, "b200": truth}
+
+
+# (kernel, config, Triton 3.9 metadata.shared per target)
+PER_TARGET = [
+    # the A and B tiles staged once (+ the tcgen05 completion barrier on sm_100); the 64 row sums converted
+    # to the atomic's layout (64 × 2 B) and the mma → blocked conversion before the row sum fit in them
+    ("dot_or_loop_rowsum_atomic", {"BM": 64, "BN": 64, "BK": 64, "ONE_STEP": True, "num_warps": 4},
+     {"a100": 16384, "h100": 16384, "b200": 16392}),
+    ("dot_or_loop_rowsum_atomic", {"BM": 128, "BN": 128, "BK": 128, "ONE_STEP": True, "num_warps": 8},
+     {"a100": 65536, "h100": 65536, "b200": 65544}),
+    # the column sum of a loaded [64, 64] fp32 tile after the dot (2 warp partials × 64 × 4 B) reuses them too
+    ("dot_then_colsum", {"BM": 64, "BN": 64, "BK": 64, "num_warps": 4},
+     {"a100": 16384, "h100": 16384, "b200": 16392}),
+]
+
+
+@pytest.mark.parametrize("name,config,truth", PER_TARGET)
+def test_scratch_per_target_against_compiles(tmp_path, name: str, config: dict,  # type: ignore[no-untyped-def]
+                                             truth: dict) -> None:
+    assert _shared(tmp_path, name, config, ARGS[name]) == truth
