@@ -8,12 +8,18 @@ compiled with Triton 3.9 (`metadata.shared`, the same on sm_80, sm_90 and sm_100
   crosses 2 warps (256 B); unclamped, the rows stay in one warp and only the store conversion remains (128 B);
 * the operands of a dot outside any loop are dead once it has run, so a reduction scratch or the conversion of
   row sums for their store/atomic after it reuses their bytes (mamba-ssm _chunk_state_bwd_ddAcs_stable_kernel:
-  a row sum of the product added with tl.atomic_add costs nothing on top of the A and B tiles).
+  a row sum of the product added with tl.atomic_add costs nothing on top of the A and B tiles);
+* a loaded tile broadcast one rank up (`h[:, :, None]` into a [HC, N, C] tile, liger-kernel mHC backward; the
+  [R, G] scales of unsloth's NVFP4 dequantiser into the [R, G, 16] reshape of a tl.join) is converted into the
+  slice of the bigger tile's layout through shared memory, the whole tile × 4 B when every thread's elements
+  differ between the two, like a vector broadcast into a 2-D tile.
 """
 from __future__ import annotations
 
 import pytest
 
+from kernlint.analysis import layout_ops
+from kernlint.analysis.linear_layout import blocked
 from kernlint.api import Settings, lint_paths
 
 PROBES = '''
@@ -76,12 +82,49 @@ def dot_then_colsum(a_ptr, b_ptr, x_ptr, out_ptr, y_ptr, BM: tl.constexpr, BN: t
     tl.store(out_ptr + rm[:, None] * BN + rn[None, :], acc)
     x = tl.load(x_ptr + rm[:, None] * BN + rn[None, :]).to(tl.float32)
     tl.store(y_ptr + rn, tl.sum(x, axis=0))
+
+
+@triton.jit
+def rowscale_3d(g_ptr, h_ptr, out_ptr, HC: tl.constexpr, BN: tl.constexpr, BC: tl.constexpr):
+    o3 = tl.arange(0, HC)[:, None, None]
+    n3 = tl.arange(0, BN)[None, :, None]
+    c3 = tl.arange(0, BC)[None, None, :]
+    g = tl.load(g_ptr + o3 * (BN * BC) + n3 * BC + c3).to(tl.float32)
+    h = tl.load(h_ptr + tl.arange(0, HC)[:, None] * BN + tl.arange(0, BN)[None, :]).to(tl.float32)
+    s = tl.sum(g * h[:, :, None], axis=0)
+    tl.store(out_ptr + tl.arange(0, BN)[:, None] * BC + tl.arange(0, BC)[None, :], s)
+
+
+@triton.jit
+def rowscale_strided(g_ptr, h_ptr, out_ptr, HC: tl.constexpr, BN: tl.constexpr, BC: tl.constexpr,
+                     S: tl.constexpr):
+    o3 = tl.arange(0, HC)[:, None, None]
+    n3 = tl.arange(0, BN)[None, :, None]
+    c3 = tl.arange(0, BC)[None, None, :]
+    g = tl.load(g_ptr + o3 * S + n3 * S + c3 * S).to(tl.float32)
+    h = tl.load(h_ptr + tl.arange(0, HC)[:, None] * S + tl.arange(0, BN)[None, :] * S).to(tl.float32)
+    s = tl.sum(g * h[:, :, None], axis=0)
+    tl.store(out_ptr + tl.arange(0, BN)[:, None] * S + tl.arange(0, BC)[None, :] * S, s)
+
+
+@triton.jit
+def group_dequant(q_ptr, s_ptr, out_ptr, BR: tl.constexpr, BC: tl.constexpr, G: tl.constexpr):
+    r = tl.arange(0, BR)
+    c = tl.arange(0, BC)
+    q = tl.load(q_ptr + r[:, None] * BC + c[None, :])
+    s = tl.load(s_ptr + r[:, None] * (2 * BC // G) + tl.arange(0, 2 * BC // G)[None, :]).to(tl.float32)
+    v = tl.reshape(tl.join((q & 15).to(tl.float32), (q >> 4).to(tl.float32)), (BR, 2 * BC // G, G))
+    v = tl.reshape(v * s[:, :, None], (BR, 2 * BC))
+    tl.store(out_ptr + r[:, None] * (2 * BC) + tl.arange(0, 2 * BC)[None, :], v.to(out_ptr.dtype.element_ty))
 '''
 
 ROWSUM = {"x_ptr": "*fp16", "y_ptr": "*fp32", "n_cols": "i32", "stride_row": "i32"}
 DOTS = {"a_ptr": "*fp16", "b_ptr": "*fp16", "x_ptr": "*fp16", "out_ptr": "*fp16", "K": "i32"}
 ARGS = {"clamp_rowsum": ROWSUM, "plain_rowsum": ROWSUM, "clampmax_rowsum": ROWSUM,
-        "dot_or_loop_rowsum_atomic": DOTS, "dot_then_colsum": {**DOTS, "out_ptr": "*fp32", "y_ptr": "*fp32"}}
+        "dot_or_loop_rowsum_atomic": DOTS, "dot_then_colsum": {**DOTS, "out_ptr": "*fp32", "y_ptr": "*fp32"},
+        "rowscale_3d": {"g_ptr": "*fp16", "h_ptr": "*fp16", "out_ptr": "*fp32"},
+        "rowscale_strided": {"g_ptr": "*fp16", "h_ptr": "*fp16", "out_ptr": "*fp16"},
+        "group_dequant": {"q_ptr": "*i32", "s_ptr": "*fp16", "out_ptr": "*fp16"}}
 
 # (kernel, config, Triton 3.9 metadata.shared on sm_80/90/100)
 TRUTH = [
@@ -93,6 +136,20 @@ TRUTH = [
     # unclamped: 8 per thread, rows inside one warp; 64 fp32 row sums converted to the store's layout
     ("plain_rowsum", {"BM": 64, "BN": 64, "num_warps": 4}, 128),
     ("plain_rowsum", {"BM": 128, "BN": 128, "num_warps": 8}, 256),
+    # h[:, :, None] into [HC, BN, BC] with every index strided (one element per thread, as in mHC): the
+    # [HC, BN] fp32 tile crosses warps into the 3-D tile's slice, HC × BN × 4 B (0 was estimated)
+    ("rowscale_strided", {"HC": 4, "BN": 64, "BC": 64, "S": 64, "num_warps": 4}, 1024),
+    ("rowscale_strided", {"HC": 4, "BN": 128, "BC": 128, "S": 64, "num_warps": 8}, 2048),
+    ("rowscale_strided", {"HC": 8, "BN": 32, "BC": 32, "S": 64, "num_warps": 4}, 1024),
+    ("rowscale_strided", {"HC": 2, "BN": 64, "BC": 32, "S": 64, "num_warps": 2}, 512),
+    # contiguous: the [BN, BC] fp32 row sums stored 8 B wide dominate (BN × BC × 4 / reps), unchanged
+    ("rowscale_3d", {"HC": 4, "BN": 64, "BC": 64, "num_warps": 4}, 4096),
+    ("rowscale_3d", {"HC": 8, "BN": 16, "BC": 32, "num_warps": 4}, 2048),
+    # [BR, 2·BC/G] fp32 group scales into the [BR, 2·BC/G, G] reshape of the joined nibbles: BR × 2·BC/G × 4 B
+    ("group_dequant", {"BR": 64, "BC": 64, "G": 16, "num_warps": 4}, 2048),
+    ("group_dequant", {"BR": 32, "BC": 128, "G": 32, "num_warps": 4}, 1024),
+    ("group_dequant", {"BR": 128, "BC": 128, "G": 16, "num_warps": 8}, 8192),
+    ("group_dequant", {"BR": 16, "BC": 64, "G": 16, "num_warps": 4}, 512),
 ]
 
 
@@ -129,3 +186,15 @@ PER_TARGET = [
 def test_scratch_per_target_against_compiles(tmp_path, name: str, config: dict,  # type: ignore[no-untyped-def]
                                              truth: dict) -> None:
     assert _shared(tmp_path, name, config, ARGS[name]) == truth
+
+
+def test_join_and_reshape_keep_elements_in_their_threads() -> None:
+    # unsloth _nvfp4_dequant_kernel, BLOCK_R = BLOCK_C = 64, 4 warps (Triton 3.9 TTGIR): the int32 bytes are
+    # #blocked [1, 4] / [2, 16] / [4, 1]; tt.join gives [1, 4, 2] / [2, 16, 1] / [4, 1, 1] and the reshape to
+    # [64, 8, 16] is [1, 1, 8] / [2, 8, 2] / [4, 1, 1] (sizePerThread / threadsPerWarp / warpsPerCTA)
+    joined = layout_ops.join(blocked((64, 64), (1, 4), (1, 0), 4))
+    assert joined == blocked((64, 64, 2), (1, 4, 2), (2, 1, 0), 4)
+    reshaped = layout_ops.reshape(joined, (64, 8, 16))
+    assert reshaped == blocked((64, 8, 16), (1, 1, 8), (2, 1, 0), 4)
+    # its dim-2 slice: the lane that walked dim 2 becomes a broadcast
+    assert layout_ops.drop_dim(reshaped, 2).lane == ((0, 0), (0, 1), (0, 2), (0, 4), (1, 0))
