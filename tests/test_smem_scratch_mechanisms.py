@@ -12,7 +12,10 @@ compiled with Triton 3.9 (`metadata.shared`, the same on sm_80, sm_90 and sm_100
 * a loaded tile broadcast one rank up (`h[:, :, None]` into a [HC, N, C] tile, liger-kernel mHC backward; the
   [R, G] scales of unsloth's NVFP4 dequantiser into the [R, G, 16] reshape of a tl.join) is converted into the
   slice of the bigger tile's layout through shared memory, the whole tile × 4 B when every thread's elements
-  differ between the two, like a vector broadcast into a 2-D tile.
+  differ between the two, like a vector broadcast into a 2-D tile;
+* `tl.gather` runs in a warp-local layout of its own (smem_gather.py): its source and index are converted into
+  it, in the type of the last tile Triton cannot recompute (a loaded fp16 tile widened to fp32 moves as fp16),
+  and the result back out to its store (fla's gsa gate backward).
 """
 from __future__ import annotations
 
@@ -116,6 +119,35 @@ def group_dequant(q_ptr, s_ptr, out_ptr, BR: tl.constexpr, BC: tl.constexpr, G: 
     v = tl.reshape(tl.join((q & 15).to(tl.float32), (q >> 4).to(tl.float32)), (BR, 2 * BC // G, G))
     v = tl.reshape(v * s[:, :, None], (BR, 2 * BC))
     tl.store(out_ptr + r[:, None] * (2 * BC) + tl.arange(0, 2 * BC)[None, :], v.to(out_ptr.dtype.element_ty))
+
+
+@triton.jit
+def gather_row(x_ptr, y_ptr, t, BT: tl.constexpr, BS: tl.constexpr):
+    o_t = tl.arange(0, BT)
+    o_s = tl.arange(0, BS)
+    x = tl.load(x_ptr + o_t[:, None] * BS + o_s[None, :]).to(tl.float32)
+    idx = tl.full((1, BS), t, tl.int32)
+    row = tl.gather(x, idx, axis=0).reshape((BS,))
+    tl.store(y_ptr + o_s, row)
+
+
+@triton.jit
+def gather_col(x_ptr, y_ptr, t, BT: tl.constexpr, BS: tl.constexpr):
+    o_t = tl.arange(0, BT)
+    o_s = tl.arange(0, BS)
+    x = tl.load(x_ptr + o_t[:, None] * BS + o_s[None, :]).to(tl.float32)
+    idx = tl.full((BT, 1), t, tl.int32)
+    col = tl.gather(x, idx, axis=1).reshape((BT,))
+    tl.store(y_ptr + o_t, col)
+
+
+@triton.jit
+def gather_perm(x_ptr, i_ptr, y_ptr, BT: tl.constexpr, BS: tl.constexpr):
+    o_t = tl.arange(0, BT)
+    o_s = tl.arange(0, BS)
+    x = tl.load(x_ptr + o_t[:, None] * BS + o_s[None, :])
+    idx = tl.load(i_ptr + o_t[:, None] * BS + o_s[None, :])
+    tl.store(y_ptr + o_t[:, None] * BS + o_s[None, :], tl.gather(x, idx, axis=0))
 '''
 
 ROWSUM = {"x_ptr": "*fp16", "y_ptr": "*fp32", "n_cols": "i32", "stride_row": "i32"}
@@ -124,7 +156,10 @@ ARGS = {"clamp_rowsum": ROWSUM, "plain_rowsum": ROWSUM, "clampmax_rowsum": ROWSU
         "dot_or_loop_rowsum_atomic": DOTS, "dot_then_colsum": {**DOTS, "out_ptr": "*fp32", "y_ptr": "*fp32"},
         "rowscale_3d": {"g_ptr": "*fp16", "h_ptr": "*fp16", "out_ptr": "*fp32"},
         "rowscale_strided": {"g_ptr": "*fp16", "h_ptr": "*fp16", "out_ptr": "*fp16"},
-        "group_dequant": {"q_ptr": "*i32", "s_ptr": "*fp16", "out_ptr": "*fp16"}}
+        "group_dequant": {"q_ptr": "*i32", "s_ptr": "*fp16", "out_ptr": "*fp16"},
+        "gather_row": {"x_ptr": "*fp16", "y_ptr": "*fp32", "t": "i32"},
+        "gather_col": {"x_ptr": "*fp16", "y_ptr": "*fp32", "t": "i32"},
+        "gather_perm": {"x_ptr": "*fp16", "i_ptr": "*i32", "y_ptr": "*fp16"}}
 
 # (kernel, config, Triton 3.9 metadata.shared on sm_80/90/100)
 TRUTH = [
@@ -150,6 +185,18 @@ TRUTH = [
     ("group_dequant", {"BR": 32, "BC": 128, "G": 32, "num_warps": 4}, 1024),
     ("group_dequant", {"BR": 128, "BC": 128, "G": 16, "num_warps": 8}, 8192),
     ("group_dequant", {"BR": 16, "BC": 64, "G": 16, "num_warps": 4}, 512),
+    # the fp16 tile into the gather layout (lanes along the axis, no warp on it): BT × BS × 2 B / reps
+    ("gather_row", {"BT": 32, "BS": 64, "num_warps": 4}, 4096),
+    ("gather_row", {"BT": 32, "BS": 128, "num_warps": 8}, 8192),
+    ("gather_row", {"BT": 64, "BS": 64, "num_warps": 4}, 8192),
+    ("gather_row", {"BT": 16, "BS": 256, "num_warps": 4}, 8192),
+    ("gather_row", {"BT": 128, "BS": 32, "num_warps": 4}, 8192),
+    ("gather_col", {"BT": 32, "BS": 64, "num_warps": 4}, 2048),
+    ("gather_col", {"BT": 32, "BS": 128, "num_warps": 8}, 8192),
+    ("gather_col", {"BT": 64, "BS": 64, "num_warps": 4}, 2048),
+    ("gather_col", {"BT": 128, "BS": 32, "num_warps": 4}, 4096),
+    # [16, 256] at 4 warps is already warp-local: only the [16, 1] fp32 result moves to the store, 16 × 4 B
+    ("gather_col", {"BT": 16, "BS": 256, "num_warps": 4}, 64),
 ]
 
 
@@ -179,6 +226,12 @@ PER_TARGET = [
     # the column sum of a loaded [64, 64] fp32 tile after the dot (2 warp partials × 64 × 4 B) reuses them too
     ("dot_then_colsum", {"BM": 64, "BN": 64, "BK": 64, "num_warps": 4},
      {"a100": 16384, "h100": 16384, "b200": 16392}),
+    # a loaded int32 index converted too: the whole [BT, BS] × 4 B on sm_80, half (reps) with the
+    # ldmatrix/stmatrix tiles of sm_90/100 where the tile allows
+    ("gather_perm", {"BT": 32, "BS": 64, "num_warps": 4}, {"a100": 8192, "h100": 4096, "b200": 4096}),
+    ("gather_perm", {"BT": 64, "BS": 64, "num_warps": 4}, {"a100": 16384, "h100": 8192, "b200": 8192}),
+    ("gather_perm", {"BT": 32, "BS": 128, "num_warps": 8}, {"a100": 16384, "h100": 16384, "b200": 16384}),
+    ("gather_perm", {"BT": 16, "BS": 256, "num_warps": 4}, {"a100": 16384, "h100": 16384, "b200": 16384}),
 ]
 
 
@@ -198,3 +251,11 @@ def test_join_and_reshape_keep_elements_in_their_threads() -> None:
     assert reshaped == blocked((64, 8, 16), (1, 1, 8), (2, 1, 0), 4)
     # its dim-2 slice: the lane that walked dim 2 becomes a broadcast
     assert layout_ops.drop_dim(reshaped, 2).lane == ((0, 0), (0, 1), (0, 2), (0, 4), (1, 0))
+
+
+def test_gather_layout_matches_ttgir() -> None:
+    # fla gsa gate backward, [32, 64] gathered on axis 0 with a [1, 64] index, 4 warps (Triton 3.9 TTGIR):
+    # #blocked1 = sizePerThread [1, 1], threadsPerWarp [32, 1], warpsPerCTA [1, 4], order [0, 1]
+    assert layout_ops.gather_params((32, 64), (1, 64), 0, (1, 0), 4) == ((1, 1), (32, 1), (1, 4), (0, 1))
+    # 64 rows on 32 lanes: two per thread along the axis
+    assert layout_ops.gather_params((64, 64), (1, 64), 0, (1, 0), 4) == ((2, 1), (32, 1), (1, 4), (0, 1))

@@ -61,3 +61,33 @@ def drop_dim(layout: Layout, dim: int) -> Layout:
 
     return Layout(drop(layout.shape), tuple(drop(b) for b in layout.reg if any(drop(b))),
                   tuple(map(drop, layout.lane)), tuple(map(drop, layout.warp)))
+
+
+def gather_params(src_shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int, order: tuple[int, ...],
+                  num_warps: int, lanes: int = 32) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...],
+                                                            tuple[int, ...]]:
+    """(sizePerThread, threadsPerWarp, warpsPerCTA, order) of the warp-local layout Triton gives `tl.gather`'s
+    source, index and result (lib/Dialect/TritonGPU/Transforms/OptimizeThreadLocality.cpp,
+    setOptimizedGatherLayout): the lanes of a warp go along the gather axis first (up to its size), the rest
+    along the other dims in the source's order; no warp along the axis, the warps fill the other dims as they
+    fit; the axis holds max(source, index) extent / lanes per thread; leftover lanes and warps broadcast along
+    the axis. Checked against Triton 3.9 TTGIR: a [32, 64] tile gathered on axis 0 at 4 warps is
+    sizePerThread [1, 1], threadsPerWarp [32, 1], warpsPerCTA [1, 4], order [0, 1] (fla gsa gate backward)."""
+    rank = len(src_shape)
+    tpw, wpc = [1] * rank, [1] * rank
+    tpw[axis] = min(src_shape[axis], lanes)
+    threads_left = lanes // tpw[axis]
+    for d in order:
+        if d != axis:
+            tpw[d] = min(src_shape[d], threads_left)
+            threads_left //= tpw[d]
+    warps_left = num_warps
+    for d in order:
+        if d != axis:
+            wpc[d] = max(1, min(src_shape[d] // tpw[d], warps_left))
+            warps_left //= wpc[d]
+    spt = [1] * rank
+    spt[axis] = max(1, max(src_shape[axis], index_shape[axis]) // tpw[axis])
+    tpw[axis] *= threads_left
+    wpc[axis] *= warps_left
+    return tuple(spt), tuple(tpw), tuple(wpc), (axis, *(d for d in order if d != axis))

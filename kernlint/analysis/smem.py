@@ -20,6 +20,7 @@ from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
+from kernlint.analysis.smem_gather import gather_scratch
 from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes, pointee
@@ -175,7 +176,8 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     for use in reduction_scratch(live, producers, env, num_warps, spec.capability):  # smem_reduce.py
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
-    for conv in conversion_scratch(live, producers, env, num_warps, spec.capability, dots):  # smem_convert.py
+    for conv in [*conversion_scratch(live, producers, env, num_warps, spec.capability, dots),  # smem_convert.py
+                 *gather_scratch(live, producers, env, num_warps, spec.capability)]:  # smem_gather.py
         if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
             scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
     for loop_id, conv_bytes, line in _row_scaled_tmem_accumulators(dots, producers, env, spec, num_warps):
