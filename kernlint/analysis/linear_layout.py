@@ -65,10 +65,12 @@ def blocked_params(shape: tuple[int, ...], size_per_thread: tuple[int, ...], ord
 
 
 def blocked(shape: tuple[int, ...], size_per_thread: tuple[int, ...], order: tuple[int, ...], num_warps: int,
-            encoding_shape: tuple[int, ...] | None = None) -> Layout:
+            encoding_shape: tuple[int, ...] | None = None,
+            params: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> Layout:
     """Linear layout of #blocked on `shape`. `encoding_shape` is the shape the encoding was built for (a
-    slice's parent is laid out on the sliced shape with a 1 in the sliced dim)."""
-    tpw, wpc = blocked_params(encoding_shape or shape, size_per_thread, order, num_warps)
+    slice's parent is laid out on the sliced shape with a 1 in the sliced dim); `params` gives threadsPerWarp
+    and warpsPerCTA where a pass chose them (tl.gather's layout) instead of BlockedEncodingAttr::get."""
+    tpw, wpc = params or blocked_params(encoding_shape or shape, size_per_thread, order, num_warps)
     rank = len(shape)
 
     def unit(dim: int, value: int) -> Basis:

@@ -20,6 +20,7 @@ from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
+from kernlint.analysis.smem_gather import gather_scratch
 from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes, pointee
@@ -175,7 +176,8 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     for use in reduction_scratch(live, producers, env, num_warps, spec.capability):  # smem_reduce.py
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
-    for conv in conversion_scratch(live, producers, env, num_warps, spec.capability, dots):  # smem_convert.py
+    for conv in [*conversion_scratch(live, producers, env, num_warps, spec.capability, dots),  # smem_convert.py
+                 *gather_scratch(live, producers, env, num_warps, spec.capability)]:  # smem_gather.py
         if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
             scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
     for loop_id, conv_bytes, line in _row_scaled_tmem_accumulators(dots, producers, env, spec, num_warps):
@@ -274,17 +276,25 @@ def _row_scaled_tmem_accumulators(dots: list[DotPlacement], producers: Mapping[i
     return out
 
 
+# Scratch buffers live only across their own op (Allocation.cpp: scratch of a convert_layout / reduce / scan).
+_SCRATCH_LABELS = ("layout conversion", "reduction scratch", "scan scratch", "reduced tile to store layout",
+                   "reduced tile to atomic layout")
+
+
 def _reuse_after_straight_line_dots(group: list[SmemBuffer], dots: list[DotPlacement]) -> list[SmemBuffer]:
     """The operands of a dot outside any loop are dead once it has run, and Triton's liveness-based allocator
-    gives their bytes to a conversion scratch that comes after it (the product converted for its store): the
-    pair costs the larger of the two, not the sum. Measured (Triton 3.9, tests/truth/chained_dots.py
-    gemm_gelu_kernel, K = 64 in one dot): sm_80 / sm_90 64×64 · 4 warps 16,384 B = the A and B tiles, where
-    operands + the 8,192-B epilogue conversion would be 24,576."""
+    gives their bytes to a scratch buffer that comes after it (the product converted for its store, a row sum
+    of it, the row sums converted for their store or atomic): the pair costs the larger of the two, not the
+    sum. Measured (Triton 3.9, tests/truth/chained_dots.py gemm_gelu_kernel, K = 64 in one dot): sm_80 / sm_90
+    64×64 · 4 warps 16,384 B = the A and B tiles, where operands + the 8,192-B epilogue conversion would be
+    24,576; a row sum of the product added to memory with tl.atomic_add (mamba-ssm
+    _chunk_state_bwd_ddAcs_stable_kernel, tests/test_smem_scratch_mechanisms.py): 16,384 B, the 64 × 4 B
+    conversion for the atomic fits in the dead operands (sm_80/90; + the 8-B barrier on sm_100)."""
     last_dot = max((d.op.line for d in dots if d.in_loop is None and d.staged_bytes), default=None)
     if last_dot is None:
         return group
     operands = [b for b in group if b.label == "loop-invariant dot operand" and b.line <= last_dot]
-    later = [b for b in group if b.label == "layout conversion" and b.line > last_dot]
+    later = [b for b in group if b.label in _SCRATCH_LABELS and b.line > last_dot]
     if not operands or not later:
         return group
     if sum(b.bytes for b in operands) >= max(b.bytes for b in later):

@@ -14,7 +14,9 @@ support). Measured on Triton 3.9 (sm_80/90/100 TTGIR with allocation.size):
   16 elements, the bf16 store keeps 8 → BLOCK_N × 2 B), residual dropout with an int8 mask store, and the
   fp32 stores of norm backward (8-wide 16-bit loads → 4-wide fp32 store, num_warps × 1,024 B);
 * a 1-D vector loaded on its own and broadcast into a 2-D tile (RoPE cos/sin, conv1d weights/bias):
-  1-D blocked → slice of the tile's layout, N × 4 B when the vector has ≥ threads elements;
+  1-D blocked → slice of the tile's layout, N × 4 B when the vector has ≥ threads elements; the same one
+  rank up (a [HC, N] tile times a [HC, N, C] one as `h[:, :, None]`), also into a tile laid out by a
+  tl.reshape / tl.join of loaded tiles (layout_ops.py; NVFP4 group scales);
 * a reduction result stored as a vector (slice → 1-D blocked).
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernlint.analysis import layout_ops
 from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
 from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, needs_shared_memory, scratch_elements,
                                              slice_of)
@@ -200,7 +203,8 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 spt, order = layouts[op.id]
                 dst = blocked(accesses[op.id].shape, spt, order, num_warps)
                 # converted before the store's cast: in the interleaved values' own type (fp32 in dequant_fp4)
-                add(_interleaved(src), dst, max(8, int(8 * element_bytes(half.dtype))), op.line, loop,
+                pairs = layout_ops.reshape(layout_ops.join(src), (2 * src.shape[0],))
+                add(pairs, dst, max(8, int(8 * element_bytes(half.dtype))), op.line, loop,
                     "interleaved pairs to the store's layout")
         elif op.kind in ("store", "atomic") and op.id in accesses and len(op.operands) > 1:
             # an atomic (split-K's `tl.atomic_add(c_ptrs, acc)`) is laid out for coalescing like a store
@@ -225,15 +229,18 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 "dot result to the store's layout" if kind == "dot" else "store in a narrower layout")
         elif op.kind == "elementwise" and op.result is not None and len(op.result.shape) >= 2:
             out_shape = tile_shape(op.result, env)
-            if out_shape is None or out_shape not in load_layout:
+            if out_shape is None:
                 continue
-            tile = source(op.result)
-            if tile is not None and tile[0] != "load":
-                continue  # the tile is in an MMA or slice layout, not the loads' blocked one
-            if tile is not None:
-                spt, order = layouts[tile[1].id]
+            if out_shape in load_layout:
+                tile = source(op.result)
+                if tile is not None and tile[0] != "load":
+                    continue  # the tile is in an MMA or slice layout, not the loads' blocked one
+                spt, order = layouts[tile[1].id] if tile is not None else load_layout[out_shape]
+                tile_layout: Layout | None = blocked(out_shape, spt, order, num_warps)
             else:
-                spt, order = load_layout[out_shape]
+                tile_layout = _shaped_layout(op.result, producers, env, layouts, accesses, num_warps)
+            if tile_layout is None:
+                continue
             for x in op.operands:
                 vec, dim = _broadcast_vector(x, out_shape, producers, env)
                 if vec is None:
@@ -244,7 +251,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 src = src_layout("load", found[1])
                 if src is None:
                     continue
-                dst = slice_of(out_shape, spt, order, num_warps, dim)
+                dst = layout_ops.drop_dim(tile_layout, dim)
                 bits = max(8, int(8 * element_bytes(vec.dtype)))
                 add(src, dst, bits, op.line, loop, "vector broadcast into a tile")
     return out
@@ -270,32 +277,66 @@ def _interleave_operand(value: Value, producers: Mapping[int, Op], env: Mapping[
     return found[0] if found else None
 
 
-def _interleaved(half: Layout) -> Layout:
-    """Layout of interleave(a, b) with a, b in the 1-D layout `half`: the pair is the lowest register bit,
-    every other basis moves up one position (tt.join adds a size-2 register dim, tt.reshape flattens it)."""
-    def up(b: tuple[int, ...]) -> tuple[int, ...]:
-        return (2 * b[0],)
-    return Layout((2 * half.shape[0],), ((1,), *map(up, half.reg)), tuple(map(up, half.lane)),
-                  tuple(map(up, half.warp)))
-
-
 def _broadcast_vector(x: Value, out_shape: tuple[int, ...], producers: Mapping[int, Op],
                       env: Mapping[str, Any]) -> tuple[Value | None, int]:
-    """A 1-D value broadcast into a 2-D tile (`v[None, :]`, `v[:, None]` or numpy-style [N] against
-    [M, N]) and the tile dim it does not cover."""
-    if len(out_shape) != 2:
-        return None, 0
+    """A tile one rank lower broadcast into the result (`v[None, :]`, `v[:, None]`, `s[:, :, None]`, or
+    numpy-style [N] against [M, N]) and the result dim it does not cover. Measured (Triton 3.9, sm_80/90/100):
+    a loaded [HC, N] tile times a [HC, N, C] tile as `h[:, :, None]` is converted into the slice of the
+    3-D tile's layout like a vector into a 2-D tile (liger-kernel mHC backward: [4, 64] fp32 → 1,024 B)."""
+    rank = len(out_shape)
     shape = tile_shape(x, env) if x.shape else None
-    if shape is None:
+    if rank < 2 or shape is None:
         return None, 0
-    if len(shape) == 1 and shape[0] == out_shape[1] and out_shape[0] > 1:
+    if len(shape) == rank - 1 and shape == out_shape[1:] and out_shape[0] > 1:
         return x, 0
-    if len(shape) == 2 and 1 in shape and shape != out_shape:
+    if len(shape) == rank and shape.count(1) == 1 and shape != out_shape:
         op = producers.get(x.id)
-        if op is not None and op.kind == "view" and op.operands and len(op.operands[0].shape) == 1:
+        if op is not None and op.kind == "view" and op.operands and len(op.operands[0].shape) == rank - 1:
             dim = shape.index(1)
-            return op.operands[0], dim
+            if tile_shape(op.operands[0], env) == shape[:dim] + shape[dim + 1:]:
+                return op.operands[0], dim
     return None, 0
+
+
+def _shaped_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, Any],
+                   layouts: Mapping[int, tuple[tuple[int, ...], tuple[int, ...]]], accesses: Mapping[int, _Access],
+                   num_warps: int, depth: int = 0) -> Layout | None:
+    """The layout of a tile no load or store of its shape fixes, taken element-wise back to a `tl.reshape` /
+    `tl.join` of loaded tiles, which keep every element in its thread (layout_ops). Measured (Triton 3.9,
+    unsloth _nvfp4_dequant_kernel): the [R, C/8, 16] reshape of the join of [R, C] int32 bytes holds the
+    loaded [R, C/8] scales broadcast by `s[:, :, None]` in its dim-2 slice; the scales cross warps into it
+    through R × C/8 × 4 B of scratch (2,048 B at 64 × 64, 8,192 at 128 × 128, 4 warps, sm_80/90/100)."""
+    shape = tile_shape(value, env)
+    if shape is None or depth > 4:
+        return None
+    found: list[Op] = []
+
+    def visit(op: Op, _: Value) -> Iterable[Value]:
+        if op.kind in ("load", "reshape", "join"):
+            found.append(op)
+            return ()
+        if op.kind in _PASS_THROUGH:
+            return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
+        return ()
+
+    walk_back(value, producers, 64, visit)
+    if not found:
+        return None
+    op = found[0]
+    if op.kind == "load":
+        if op.id not in accesses or accesses[op.id].shape != shape:
+            return None
+        spt, order = layouts[op.id]
+        return blocked(shape, spt, order, num_warps)
+    if not op.operands:
+        return None
+    inner = _shaped_layout(op.operands[0], producers, env, layouts, accesses, num_warps, depth + 1)
+    if inner is None:
+        return None
+    try:
+        return layout_ops.join(inner) if op.kind == "join" else layout_ops.reshape(inner, shape)
+    except ValueError:
+        return None
 
 
 def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],

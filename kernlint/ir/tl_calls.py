@@ -262,6 +262,17 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
     return tile(lo, "view" if kind == "broadcast_to" else "reshape", (x,), line, shape, x.dtype)
 
 
+def gather(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
+    """`tl.gather(src, index, axis)`: a tile of the index's shape and the source's dtype."""
+    from kernlint.ir.lower import CV
+
+    src, index, axis = _arg(args, kw, 0, "src"), _arg(args, kw, 1, "index"), _arg(args, kw, 2, "axis")
+    ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
+    if not isinstance(src, Value) or not isinstance(index, Value) or ax is None or not src.shape:
+        return Unknown("gather")
+    return tile(lo, "gather", (src, index), line, index.shape, src.dtype, axis=ax % len(src.shape))
+
+
 def make_block_ptr(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     base = _arg(args, kw, 0, "base")
     block_shape = _shape_of(lo, _arg(args, kw, 4, "block_shape"))
@@ -337,7 +348,7 @@ HANDLERS: dict[str, Handler] = {
     "expand_dims": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="expand_dims"),
     "join": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="join"),
     "split": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="split"),
-    "interleave": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="interleave"),
+    "interleave": lambda lo, a, k, l: reshape_like(lo, a, k, l, kind="interleave"), "gather": gather,
     "make_block_ptr": make_block_ptr, "advance": advance, "make_tensor_descriptor": make_descriptor,
     "cdiv": cdiv,
     **{name: _passthrough for name in PASSTHROUGH},
