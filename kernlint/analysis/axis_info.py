@@ -28,8 +28,12 @@ class Contiguity:
     """AxisInfo-style contiguity/constancy per dim (triton lib/Analysis/AxisInfo.cpp: add keeps the
     contiguity of one side where the other is constant; mul and comparisons keep only constancy)."""
 
-    def __init__(self, producers: Mapping[int, Op], env: Mapping[str, Any], optimistic: bool = False) -> None:
+    def __init__(self, producers: Mapping[int, Op], env: Mapping[str, Any], optimistic: bool = False,
+                 carried: Mapping[int, Value] | None = None) -> None:
         self.producers = producers
+        # loop-carried block argument id → the value entering the loop (pointers advanced by a scalar each
+        # trip keep their entry value's contiguity, as AxisInfo's join of init and yield finds)
+        self.carried = carried or {}
         self.env = env
         # optimistic: an op this pass does not model keeps its operands' contiguity (used to decide that a
         # load is NOT vectorised, which needs positive evidence such as a `tl.where` clamp)
@@ -84,6 +88,8 @@ class Contiguity:
         op = self.producers.get(value.id)
         if not shape:
             return (), ()
+        if op is None and value.id in self.carried and depth <= 64:
+            return self._aligned(self.carried[value.id], shape, depth)
         if op is None or depth > 64:
             # no producer in view (a loop-carried tile when the map holds only op results)
             return (shape if self.optimistic else ones), ones
@@ -158,7 +164,8 @@ def order_from_contiguity(contig: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(dims, key=lambda d: -contig[d]))
 
 
-def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> int | None:
+def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
+                      carried: Mapping[int, Value] | None = None) -> int | None:
     """Contiguous bytes one thread can move per instruction for a pointer-tile load: the pointer's contiguity
     along its most contiguous dim (AxisInfo, including `tl.max_contiguous` hints), capped at 16 B. None when
     the pointer is not a tile of plain pointers or its shape is unknown."""
@@ -167,7 +174,7 @@ def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, A
     pointer = load.operands[0]
     if not pointer.shape or not pointer.dtype.startswith("ptr<"):
         return None
-    info = Contiguity(producers, env, optimistic=True).info(pointer)
+    info = Contiguity(producers, env, optimistic=True, carried=carried).info(pointer)
     if info is None:
         return None
     order = order_from_contiguity(info[0])

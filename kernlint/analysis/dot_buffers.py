@@ -45,6 +45,7 @@ from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 MMA_BARRIER_BYTES = 16          # one 2 × 8-B mbarrier per tcgen05 MMA of the loop (measured, see above)
+MMA_WAIT_BARRIER_BYTES = 8      # the one mbarrier an unpipelined tcgen05 MMA waits on
 TRANSPOSE_SCRATCH_PER_WARP = 512  # conversion scratch of a register-resident transposed operand (measured)
 _LAYOUT_OPS = ("trans", "view", "cast", "reshape")
 
@@ -217,6 +218,12 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
         out.append(("loop-invariant dot operand", nbytes, f"1 × {nbytes:,} B", line))
     if stages <= 1:
         out.append(_unpipelined_peak(tiles, producers, carried_init, env, num_warps, step_of))
+        if spec.tensor_core == "tcgen05" and loop_dots and all(d.async_mma for d in loop_dots):
+            # unpipelined, each tcgen05 MMA gets its own 8-B completion barrier allocated around it (ttgir:
+            # local_alloc 1xi64 → init_barrier → tc_gen5_mma), one live with the operand copies at the peak.
+            # Measured (Triton 3.9, sm_100, q·kᵀ then p·v at 64×64×64, 4 warps): 16,384 + 8 B at num_stages 1
+            # and for a one-trip loop folded away (flash-attn AMD attn_fwd: 16,392 / 65,544 B)
+            out.append(("mbarriers", MMA_WAIT_BARRIER_BYTES, "MMA completion barrier", loop_dots[0].op.line))
         return out
     all_tcgen05 = spec.tensor_core == "tcgen05" and all(d.async_mma for d in loop_dots)
     transient: list[tuple[str, int, str, int]] = []

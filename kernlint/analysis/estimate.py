@@ -71,6 +71,27 @@ def _liveness(ir: KernelIR, env: dict[str, Any]) -> Liveness:
     return live  # type: ignore[no-any-return]
 
 
+def specialised(ir: KernelIR, env: dict[str, Any]) -> KernelIR:
+    """The graph Triton would build for this config: the kernel lowered again with the constexprs of its
+    undecided `if`s bound (KernelIR.specialise), once per binding. Analysing the generic graph instead decides
+    those ifs per config too (liveness._taken_regions), but a name bound in both branches is merged there, and
+    a compile-time value merged with a run-time one is run-time: flash-attn AMD's `attn_fwd` takes
+    `seqlen_k = MAX_SEQLENS_K` (else a loaded length), so its KV loop bounds (`cdiv`, `min`, `if n_full_blocks
+    > 0` over it) were unknown and the loop pipelined, where Triton folds the one-trip loop: 73,728 / 294,912 B
+    estimated against 16,384 / 65,536 B at 64² / 128² tiles (Triton 3.9, sm_90)."""
+    bound = {n: env[n] for n in ir.branch_symbols if n in env}
+    if ir.specialise is None or not bound:
+        return ir
+    try:
+        key = ("specialised", frozenset((k, type(v), v) for k, v in bound.items()))
+    except TypeError:  # an unhashable constexpr value: lowered each time
+        return ir.specialise(bound)
+    out = ir.cache.get(key)
+    if out is None:
+        out = ir.cache[key] = ir.specialise(bound)
+    return out  # type: ignore[no-any-return]
+
+
 def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate:
     assumptions = list(ir.assumptions)
     for name in config.defaulted:
@@ -88,6 +109,7 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
         return KernelEstimate(ir.name, spec, config, None, None, None, (), missing, tuple(assumptions),
                               Confidence.HEURISTIC)
     env = dict(config.constexprs)
+    generic, ir = ir, specialised(ir, env)
     live = _liveness(ir, env)
     dots = place_dots(live, env, spec, config.num_warps)
     smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages)
@@ -101,6 +123,6 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
     regs = apply_spill_collapse(regs, dots, spec, config.num_warps, config.maxnreg)
     occ = compute_occupancy(spec, config.num_warps, regs.allocated, smem.total)
     confidence = Confidence.ESTIMATE
-    if ir.unmodelled or not regs.complete or not smem.complete:
+    if generic.unmodelled or not regs.complete or not smem.complete:
         confidence = Confidence.HEURISTIC
     return KernelEstimate(ir.name, spec, config, regs, smem, occ, tuple(dots), (), tuple(assumptions), confidence)

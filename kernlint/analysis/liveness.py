@@ -177,6 +177,13 @@ def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
     return live.cache[name]  # type: ignore[no-any-return]
 
 
+def carried_inits(live: Liveness) -> dict[int, Value]:
+    """Loop-carried block argument id → the value entering the loop (memoised with `derived`)."""
+    return derived(live, "carried_inits", lambda: {c.arg.id: c.init for s in live.steps
+                                                   if s.op.kind == "for" and not s.is_end
+                                                   for c in s.op.attrs.get("carried", ())})
+
+
 def readers(live: Liveness) -> dict[int, list[Op]]:
     """Value id → the ops that read it, in program order (memoised with `derived`: do not mutate it)."""
     def compute() -> dict[int, list[Op]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.axis_info import load_vector_bytes
-from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of, walk_back
+from kernlint.analysis.liveness import Liveness, carried_inits, invariant_load, producers as producers_of, walk_back
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -165,13 +165,14 @@ def _register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], sp
             and len(load.result.shape) > len(operand.shape))
 
 
-def _scalar_loaded(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
+def _scalar_loaded(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
+                   carried: Mapping[int, Value] | None = None) -> bool:
     """An operand tile whose pointers are not contiguous (e.g. offsets clamped with `tl.where` and no
     `tl.max_contiguous` hint) is loaded element by element: under 4 B per thread, which cp.async cannot
     copy (triton AssignLatencies.cpp, isSmallLoad), so the pipeliner keeps it a register load and the MMA
     reads it from one shared buffer. Measured (Triton 3.9, examples/persistent_matmul.py, whose B offsets are
     clamped): 64×64×64 s3 → A 2 × 8,192 + B 8,192 on sm_80, A 3 × 8,192 + B 8,192 on sm_90."""
-    width = load_vector_bytes(load, producers, env)
+    width = load_vector_bytes(load, producers, env, carried)
     return width is not None and width < 4
 
 
@@ -236,6 +237,7 @@ def _hoisted(op: Op, loops: tuple[int, ...], live: Liveness, producers: Mapping[
 
 def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps: int) -> list[DotPlacement]:
     producers = _producer_map(live)
+    carried = carried_inits(live)
     raw_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
     hoisted_loops = {s.op.id: _hoisted(s.op, s.loops, live, producers) for s in live.steps if not s.is_end}
     out: list[DotPlacement] = []
@@ -283,7 +285,10 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                                             lambda o: in_loop in step_loops.get(o.id, ())) if loads else None
                 for load in loads:
                     res = load.result
-                    if res is None or _narrow_async_copy(res, env, num_warps):
+                    # a load under 4 B per thread is no cp.async: it stays a register load (mamba's dA_cs_k,
+                    # fp16 at a run-time stride: 40,960 B on sm_90 is dout's 2 × 8,192 + B's 3 × 8,192 only)
+                    if res is None or _narrow_async_copy(res, env, num_warps) \
+                            or _scalar_loaded(load, producers, env, carried):
                         continue
                     if through is not None and len(res.shape) == len(a_operand.shape) \
                             and not (async_mma and spec.tensor_core == "tcgen05"):
@@ -303,7 +308,8 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         size = numel(operand, env)
                         computed += int(size * element_bytes(operand.dtype)) if size else 0
                         for load in loads:
-                            if load.result is not None and _narrow_async_copy(load.result, env, num_warps):
+                            if load.result is not None and (_narrow_async_copy(load.result, env, num_warps)
+                                                            or _scalar_loaded(load, producers, env, carried)):
                                 continue
                             lsize = numel(load.result, env) if load.result is not None else None
                             if lsize and load.result is not None:

@@ -29,7 +29,7 @@ class ControlFlowLowering(_Base):
         line = self.line(stmt)
         orelse = stmt.orelse
         if isinstance(cond, CV):
-            known = cond.expr.evaluate(self.module.constants)
+            known = self.decide(cond)
             if not isinstance(known, Unknown):  # decided now: lower only the taken branch
                 if known:
                     return self.run_body(stmt.body, env)

@@ -7,6 +7,7 @@ sites (also across modules of the linted tree). Constructs the model does not un
 """
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,8 +34,13 @@ _CMP = {cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqua
 
 class Lowerer(ControlFlowLowering):
     def __init__(self, jit: JitFunction, module: ModuleRef, helpers: HelperIndex,
-                 arg_types: Mapping[str, str] | None = None, default_pointee: str = "fp16") -> None:
+                 arg_types: Mapping[str, str] | None = None, default_pointee: str = "fp16",
+                 bound: Mapping[str, Any] | None = None) -> None:
         self.jit = jit
+        # constexpr values of one config (specialise): conditions on them are decided while lowering
+        self.bound: dict[str, Any] = dict(bound or {})
+        # the constexprs of the conditions left undecided (both branches lowered, merged per config)
+        self.branch_symbols: set[str] = set()
         self.module = self.home = module
         self.helpers = helpers
         self.arg_types = dict(arg_types or {})
@@ -62,6 +68,19 @@ class Lowerer(ControlFlowLowering):
         line = self.call_site or line
         self.blocks[-1].append(Op(self.next_id, kind, result, operands, line, attrs, results=extra_results))
         return result
+
+    def decide(self, cond: CV) -> Any:
+        """A compile-time condition's value while lowering (module constants, and the config's constexprs when
+        this lowering is specialised to one config), else Unknown: both branches are then lowered."""
+        known = cond.expr.evaluate(ChainMap(self.bound, self.module.constants))
+        if isinstance(known, Unknown):
+            self.branch_symbols |= cond.expr.free_symbols() & set(getattr(self.jit, "constexpr_names", ()))
+        return known
+
+    def specialise(self, bound: Mapping[str, Any]) -> KernelIR:
+        """This kernel lowered again with the constexprs of one config bound: what Triton's code generator
+        traces, where every constexpr `if` is decided before anything is built (see KernelIR.specialise)."""
+        return Lowerer(self.jit, self.home, self.helpers, self.arg_types, self.default_pointee, bound).lower()
 
     def note(self, line: int, construct: str) -> None:
         self.unmodelled.append(Unmodelled(self.call_site or line, construct))
@@ -95,9 +114,11 @@ class Lowerer(ControlFlowLowering):
             env[p.name] = self.emit("param", (), self.jit.line, self.new_value((), dtype, p.name), index=p.index)
         returned = self.run_body(self.jit.node.body, env)
         self.unmodelled.sort(key=lambda u: u.line)
+        specialise = self.specialise if self.branch_symbols and not self.bound else None
         return KernelIR(self.jit.qualname, Region(tuple(self.blocks[0])), self.jit.constexpr_names,
                         pointer_types, tuple(self.assumptions), tuple(self.unmodelled), self.next_id,
-                        dict(self.value_names), _values_in(returned))
+                        dict(self.value_names), _values_in(returned),
+                        branch_symbols=frozenset(self.branch_symbols), specialise=specialise)
 
     # -- statements -------------------------------------------------------------------------------
     def run_body(self, body: cst.BaseSuite, env: dict[str, Any]) -> Any:
@@ -215,7 +236,7 @@ class Lowerer(ControlFlowLowering):
         if isinstance(node, cst.IfExp):
             cond = self.expr(node.test, env)
             if isinstance(cond, CV):
-                known = cond.expr.evaluate(self.module.constants)
+                known = self.decide(cond)
                 if not isinstance(known, Unknown):
                     return self.expr(node.body if known else node.orelse, env)
                 return self.constexpr_choice(cond, self.expr(node.body, env), self.expr(node.orelse, env),

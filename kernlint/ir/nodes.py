@@ -6,6 +6,7 @@ for the structured control flow Triton allows.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +100,14 @@ class KernelIR:
     value_count: int
     value_names: dict[int, str] = field(default_factory=dict, hash=False, compare=False)
     returned: tuple[Value, ...] = ()   # what a jit helper analysed on its own returns (kept as if stored)
+    # The constexprs whose `if`s (statements, `a if C else b`) were left undecided: both branches are in this
+    # graph, and names bound differently in them are merged, which loses what a branch knew at compile time
+    # (`seqlen = MAX_SEQLEN` against a loaded length: the merge is a run-time value, so loop bounds built
+    # from it are unknown). `specialise(binding)` lowers the kernel again with those constexprs bound, as
+    # Triton's code generator does per config (analysis/estimate.py uses it).
+    branch_symbols: frozenset[str] = frozenset()
+    specialise: Callable[[Mapping[str, Any]], "KernelIR"] | None = field(default=None, hash=False, compare=False,
+                                                                         repr=False)
     # analysis results that depend only on this IR and a constexpr binding (analysis/estimate.py)
     cache: dict[Any, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
