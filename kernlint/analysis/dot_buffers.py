@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, walk_back
-from kernlint.analysis.axis_info import Contiguity, load_vector_bytes
+from kernlint.analysis.axis_divisibility import async_copy_bytes
+from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel, transposed_source
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -284,5 +285,5 @@ def _narrower_than_cp_async(load: Op, producers: Mapping[int, Op], env: Mapping[
     (Triton 3.9, sm_80/90/100, fla parallel_deltaformer_bwd_kernel_u): the fp16 row statistics loaded with
     stride H (`lse_ptr + o_kv * H`) remain `tt.load`s, while fp32 statistics (attention backward's m and D)
     are pipelined."""
-    width = load_vector_bytes(load, producers, env)
+    width = async_copy_bytes(load, producers, env)  # contiguity, alignment and mask (axis_divisibility.py)
     return width is not None and width < 4

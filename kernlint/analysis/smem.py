@@ -20,6 +20,7 @@ from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
+from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes, static_trips
 from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes, pointee
@@ -57,13 +58,14 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                   num_warps: int, num_stages: int) -> SmemEstimate:
     complete = True
     loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
+    parents = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
     swizzled_staged = _staged_across_loops(dots, spec)
     per_loop: dict[int | None, list[SmemBuffer]] = {}
 
     def loop_stages(loop_id: int) -> tuple[int, bool]:
         # a tl.static_range loop is unrolled while the kernel is traced: no loop is left to pipeline (Triton
         # 3.9, four unrolled 32×32×64 fp32 dots at 16 warps, num_stages 4: 16,384 B, one copy of A and B)
-        if _static_trips(loop_ops[loop_id], env) in (0, 1) or loop_ops[loop_id].attrs.get("loop") == "static_range":
+        if static_trips(loop_ops[loop_id], env) in (0, 1) or loop_ops[loop_id].attrs.get("loop") == "static_range":
             # a loop whose constexpr bounds give one iteration is folded away by MLIR's scf.for
             # canonicalisation before the pipeliner runs: nothing is multi-buffered (fla chunk_o.py
             # `for i_v in range(tl.cdiv(V, BV))` with V = BV: 4 tiles × 1 buffer, Triton 3.9 sm_90)
@@ -92,7 +94,8 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             # operands get num_stages − 1 buffers and the loop one 8-B barrier. Measured (Triton 3.9,
             # examples/persistent_matmul.py, B offsets clamped by tl.where): 64×64×64 s3 → 2 × 8,192 (A)
             # + 8,192 (B) + 8 = 24,584 B; 128×64×64 s4 → 3 × 16,384 + 8,192 + 8 = 57,352 B.
-            staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined)
+            staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined) \
+                and not mma_waits_on_staged_copy(d, loop_ops, parents, env, spec, stages)
             buffers = _stages_for(stages, spec, d.async_mma and not staged_b)
             if d.operand_bytes == 0:
                 complete = False
@@ -112,9 +115,13 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 group.append(SmemBuffer("pipelined loads feeding a computed operand",
                                         (stages - 1) * d.feeding_load_bytes,
                                         f"{stages - 1} × {d.feeding_load_bytes:,} B", d.op.line))
-            if d.computed_operand_bytes:
-                group.append(SmemBuffer("computed dot operand", d.computed_operand_bytes,
-                                        f"1 × {d.computed_operand_bytes:,} B", d.op.line))
+            copies = d.computed_operand_bytes
+            if mma_waits_on_staged_copy(d, loop_ops, parents, env, spec, stages):  # smem_loops.py
+                copies += register_staged_bytes(d, env)
+            if copies:
+                group.append(SmemBuffer("computed dot operand", copies, f"1 × {d.computed_operand_bytes:,} B"
+                                        + (" + the previous register-staged copy" if copies > d.computed_operand_bytes
+                                           else ""), d.op.line))
             dot_loops.add(d.in_loop)
         if d.staged_bytes:
             per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
@@ -144,9 +151,11 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     if spec.tensor_core == "tcgen05":
         for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops} - shared_tile_loops:
             nbytes = SM100_BARRIER_BYTES
-            if any(d.register_pipelined for d in dots if d.in_loop == loop_id) \
+            if any(d.register_pipelined and not mma_waits_on_staged_copy(d, loop_ops, parents, env, spec,
+                                                                            loop_stages(loop_id)[0])
+                   for d in dots if d.in_loop == loop_id) \
                     or loop_ops[loop_id].attrs.get("loop") == "static_range" \
-                    or _static_trips(loop_ops[loop_id], env) in (0, 1):
+                    or static_trips(loop_ops[loop_id], env) in (0, 1):
                 # one 8-B barrier: an operand staged from registers (see the note above), a loop folded away
                 # (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9) or unrolled (static_range)
                 nbytes = TMA_BARRIER_BYTES
@@ -292,12 +301,6 @@ def _reuse_after_straight_line_dots(group: list[SmemBuffer], dots: list[DotPlace
     return [b for b in group if b not in operands]
 
 
-def _flattened(loop: Op, env: Mapping[str, Any]) -> bool:
-    flag = loop.attrs.get("flatten")
-    value = flag.evaluate(env) if hasattr(flag, "evaluate") else flag
-    return value is True or (isinstance(value, int) and not isinstance(value, bool) and value != 0)
-
-
 def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loop: dict[int | None, list[SmemBuffer]],
                              scratch: dict[int | None, SmemBuffer], env: Mapping[str, Any]) -> None:
     """`tl.range(..., flatten=True)` (persistent matmuls): Triton fuses the loop nest into one pipelined loop,
@@ -309,7 +312,7 @@ def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loo
     buffers + 16,384 B of mma → blocked scratch = 65,536; 4 warps (8,192 B scratch, the 8,192-B staged B
     slot) 57,344; sm_80 4 warps 32,768 + 16,384 = 49,152."""
     parent = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
-    for outer_id in [k for k in scratch if k is not None and _flattened(loop_ops[k], env)]:
+    for outer_id in [k for k in scratch if k is not None and flattened(loop_ops[k], env)]:
         inner = [k for k in per_loop if k is not None and parent.get(k) == outer_id]
         if len(inner) != 1:
             continue
@@ -319,20 +322,6 @@ def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loo
         if staged and max(b.bytes for b in staged) >= conv.bytes:
             continue
         group[:] = [b for b in group if b not in staged] + [conv]
-
-
-def _static_trips(loop: Op, env: Mapping[str, Any]) -> int | None:
-    """Iterations of a `range`-style loop whose bounds are all compile-time values, else None."""
-    bounds = loop.attrs.get("bounds") or ()
-    if not bounds or any(b is None for b in bounds) or len(bounds) > 3:
-        return None
-    vals = [as_int(b.evaluate(env)) for b in bounds]
-    if any(v is None for v in vals):
-        return None
-    start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1)
-    if not step:
-        return None
-    return max(0, -(-(stop - start) // step))  # type: ignore[operator]
 
 
 def _tma_fallback_operands(d: DotPlacement, stages: int, buffers: int, env: Mapping[str, Any]) -> int:
