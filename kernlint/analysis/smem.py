@@ -79,10 +79,16 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
 
     # Loops with several dots (attention) count their buffers per loaded tile (kernlint/analysis/dot_buffers.py).
     shared_tile_loops = multi_dot_loops(dots)
+    producers = producers_of(live)
+    conversions = conversion_scratch(live, producers, env, num_warps, spec.capability, dots)  # smem_convert.py
+    timed: set[int | None] = set()  # loops whose conversions are timed against their unpipelined copies
     for loop_id in shared_tile_loops:
         stages, _ = loop_stages(loop_id)
+        own = [(c.step, c.bytes) for c in conversions if c.loop == loop_id and c.step >= 0] if stages <= 1 else []
+        if own:
+            timed.add(loop_id)
         per_loop[loop_id] = [SmemBuffer(*b) for b in loop_dot_buffers(live, dots, loop_id, env, spec, num_warps,
-                                                                       stages)]
+                                                                       stages, own)]
     dot_loops: set[int] = set(shared_tile_loops)
     for d in dots:
         if d.in_loop in shared_tile_loops:
@@ -179,12 +185,13 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             if staged_store is not None:
                 per_loop.setdefault(step.loops[-1] if step.loops else None, []).append(staged_store)
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
-    producers = producers_of(live)
     scratch: dict[int | None, SmemBuffer] = {}
     for use in reduction_scratch(live, producers, env, num_warps, spec.capability):  # smem_reduce.py
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
-    for conv in conversion_scratch(live, producers, env, num_warps, spec.capability, dots):  # smem_convert.py
+    for conv in conversions:
+        if conv.loop in timed:
+            continue
         if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
             scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
     for loop_id, conv_bytes, line in _row_scaled_tmem_accumulators(dots, producers, env, spec, num_warps):
