@@ -22,6 +22,7 @@ from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes, static_trips
 from kernlint.analysis.smem_reduce import reduction_scratch
+from kernlint.analysis.smem_straight import region_buffers, straight_line_region
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
@@ -184,9 +185,22 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             staged_store = _tma_store_buffer(step.op, env) if not step.is_end else None
             if staged_store is not None:
                 per_loop.setdefault(step.loops[-1] if step.loops else None, []).append(staged_store)
+    # Straight-line dots and those of folded one-trip loops share one timeline (smem_straight.py).
+    region, region_keys, effective, folded = straight_line_region(live, dots, loop_ops, env)
+    if region:
+        for key in region_keys:
+            per_loop[key] = [b for b in per_loop.pop(key, []) if key is None and b.label not in (
+                "loop-invariant dot operand", "mbarriers")]
+        per_loop[None].extend(SmemBuffer(*b) for b in region_buffers(
+            live, dots, region, [c for c in conversions if c.loop in region_keys and c.step >= 0], effective,
+            folded, env, spec))
+        timed |= region_keys
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
     scratch: dict[int | None, SmemBuffer] = {}
     for use in reduction_scratch(live, producers, env, num_warps, spec.capability):  # smem_reduce.py
+        use_loop = None if region and use.loop in region_keys else use.loop
+        if use_loop != use.loop:
+            use = type(use)(use_loop, use.label, use.bytes, use.detail, use.line)
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
     for conv in conversions:
