@@ -109,32 +109,31 @@ class Divisibility:
         return result
 
     def _compute(self, value: Value, shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
-        full = lambda d: (d,) * rank  # noqa: E731
         op = self.producers.get(value.id)
         if value.id in self.carried:
             init, yielded = self.carried[value.id]
             return self._join(init, yielded, shape or (1,))
         if op is None:
             loop = self.ivs.get(value.id)
-            return full(self._induction(loop)) if loop is not None else full(KMAX)
+            return _full(rank, self._induction(loop)) if loop is not None else _full(rank, KMAX)
         if "multiple_of" in op.attrs:
             hint = _hint_values(op.attrs["multiple_of"], self.env, rank)
             if hint is not None:
                 return hint
         kind = op.kind
         if kind == "param":
-            return full(16 if value.dtype.startswith(("ptr<", "i", "u")) else KMAX)
+            return _full(rank, 16 if value.dtype.startswith(("ptr<", "i", "u")) else KMAX)
         if kind in ("load", "program_id", "atomic", "dot", "reduce"):
-            return full(1)
+            return _full(rank, 1)
         if kind == "arange":
             start = as_int(op.attrs["start"].evaluate(self.env)) if "start" in op.attrs else None
-            return full(pow2_divisor(start) if start is not None else 1)
+            return _full(rank, pow2_divisor(start) if start is not None else 1)
         if kind == "full":
-            return full(KMAX)
+            return _full(rank, KMAX)
         if kind == "cast" and op.operands:
             src = op.operands[0]
             if src.dtype.startswith(("fp", "bf")) or value.dtype.startswith(("fp", "bf")):
-                return full(1)
+                return _full(rank, 1)
             return self._aligned(src, shape) if shape else (self.of(src)[0],)
         if kind in ("view", "reshape", "broadcast_to", "expand_dims") and op.operands:
             return self._view(op.operands[0], shape)
@@ -142,21 +141,20 @@ class Divisibility:
             merged = [(t, e) for phi, t, e in op.attrs.get("merges", ()) if phi.id == value.id]
             branches = [v for t, e in merged for v in (t, e) if v is not None and v.id in self.producers]
             if not branches:
-                return full(KMAX)
+                return _full(rank, KMAX)
             out = self._aligned(branches[0], shape) if shape else (self.of(branches[0])[0],)
             for b in branches[1:]:
                 other = self._aligned(b, shape) if shape else (self.of(b)[0],)
                 out = tuple(gcd(x, y) for x, y in zip(out, other))
             return out
         if kind != "elementwise":
-            return full(1)
+            return _full(rank, 1)
         if op.attrs.get("unscaled") and op.operands:  # offsets whose stride factor the graph leaves out
             base = op.operands[0]
             return self._aligned(base, shape) if shape else (self.of(base)[0],)
         return self._elementwise(op, value, shape, rank)
 
     def _elementwise(self, op: Op, value: Value, shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
-        full = lambda d: (d,) * rank  # noqa: E731
         fn = op.attrs.get("fn")
         dims = shape or (1,)
         # (divisibility, contiguity, is a pointer) per operand, the constant one (scalar attr) in its place
@@ -166,13 +164,13 @@ class Divisibility:
         scalar = self._scalar_attr(op)
         if scalar is not None:
             parts.insert(0 if op.attrs.get("scalar_first") else len(parts),
-                         (full(pow2_divisor(scalar)), (1,) * rank, False))
+                         (_full(rank, pow2_divisor(scalar)), (1,) * rank, False))
         if fn == "where" and "choice" in op.attrs:  # `x if CONSTEXPR else y`: the branch this config takes
             taken = _taken_side(op, self.env)
             if isinstance(taken, Value):
                 return self._aligned(taken, dims) if shape else (self.of(taken)[0],)
             if isinstance(taken, int):
-                return full(pow2_divisor(taken))
+                return _full(rank, pow2_divisor(taken))
         if fn == "where":
             # select: the two values (a dropped Python literal is constant: contiguity 1), not the condition
             values = [p for x, p in zip(op.operands, parts) if x.dtype != "i1"][-2:]
@@ -183,7 +181,7 @@ class Divisibility:
         if len(parts) == 1 and fn in ("+", "-"):  # unary sign
             return parts[0][0]
         if len(parts) != 2:
-            return full(1)
+            return _full(rank, 1)
         (da, ca, pa), (db, cb, pb) = parts
         const_b = scalar if scalar is not None and not op.attrs.get("scalar_first") else None
         if fn in ("+", "-"):
@@ -203,7 +201,7 @@ class Divisibility:
                 return da
             if const_b > 0 and const_b & (const_b - 1) == 0:
                 return tuple(max(1, d // const_b) if c == 1 else 1 for d, c in zip(da, ca))
-            return full(1)
+            return _full(rank, 1)
         if fn == "%" and (const_b is not None or not op.operands[-1].shape):
             return tuple(gcd(x, y) for x, y in zip(da, db))
         if fn in ("where", "minimum", "maximum", "min", "max"):
@@ -212,7 +210,7 @@ class Divisibility:
             return tuple(min(KMAX, (1 if c > 1 and const_b else d) << const_b) for d, c in zip(da, ca))
         if fn == ">>" and const_b is not None:
             return tuple(max(1, (1 if c > 1 and const_b else d) >> const_b) for d, c in zip(da, ca))
-        return full(1)
+        return _full(rank, 1)
 
     def _view(self, src: Value, shape: tuple[int, ...]) -> tuple[int, ...]:
         """expand_dims / broadcast / reshape between the same non-1 dims: kept dims keep their divisibility,
@@ -330,6 +328,10 @@ class Divisibility:
                 hint = max(hint, gcd(cl[d], dl[d], dr[d]))
             out.append(hint)
         return tuple(out)
+
+
+def _full(rank: int, divisor: int) -> tuple[int, ...]:
+    return (divisor,) * rank
 
 
 def _taken_side(op: Op, env: Mapping[str, Any]) -> Value | int | None:

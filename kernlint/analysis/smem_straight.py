@@ -86,7 +86,10 @@ def region_buffers(live: Liveness, dots: Sequence[DotPlacement], region: Sequenc
     moved = fold_positions(live, region, folded)
     stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == "store"
               and effective.get(s.op.id) is None]
-    in_region = lambda op: effective.get(op.id, 0) is None  # noqa: E731
+
+    def in_region(op: Op) -> bool:
+        return effective.get(op.id, 0) is None
+
     tiles: dict[int, tuple[Op, int, list[int], list[bool]]] = {}   # load id → (load, bytes, uses, async)
     events: list[tuple[int, int, int]] = []
     for d in region:
