@@ -30,7 +30,9 @@ def test_operands_loaded_under_constexpr_if_are_pipelined_views() -> None:
                           ({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3}, 118)):
         est = _estimate("examples/batched_matmul.py", "bmm_kernel", "h100", {**config, "EVEN_K": True}, BMM_ARGS)
         (dot,) = est.dots
-        assert len(dot.pipelined_operands) == 2 and len(dot.operand_views) == 2
+        # estimates use the kernel lowered for the config (KernelIR.specialise): the constexpr `if` is resolved
+        # before placement, so the dot reads the loads themselves rather than if-merged views of them
+        assert len(dot.pipelined_operands) == 2 and not dot.register_pipelined
         assert abs(est.registers.allocated - ptxas) <= 0.2 * ptxas, (config, est.registers.allocated, ptxas)
 
 

@@ -33,19 +33,20 @@ used the same two ways, is pipelined normally.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, walk_back
-from kernlint.analysis.axis_info import Contiguity, load_vector_bytes
+from kernlint.analysis.axis_divisibility import async_copy_bytes
+from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel, transposed_source
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 MMA_BARRIER_BYTES = 16          # one 2 × 8-B mbarrier per tcgen05 MMA of the loop (measured, see above)
-MMA_WAIT_BARRIER_BYTES = 8      # the one mbarrier an unpipelined tcgen05 MMA waits on
+MMA_WAIT_BARRIER_BYTES = 8      # the 8-B mbarrier an unpipelined tcgen05 MMA is waited on
 TRANSPOSE_SCRATCH_PER_WARP = 512  # conversion scratch of a register-resident transposed operand (measured)
 _LAYOUT_OPS = ("trans", "view", "cast", "reshape")
 
@@ -131,21 +132,34 @@ def _register_resident(tile: _Tile, producers: Mapping[int, Op], carried_init: M
 
 
 def _unpipelined_peak(tiles: Mapping[int, _Tile], producers: Mapping[int, Op], carried_init: Mapping[int, Value],
-                      env: Mapping[str, Any], num_warps: int, step_of: Mapping[int, int]) -> tuple[str, int, str, int]:
+                      env: Mapping[str, Any], num_warps: int, step_of: Mapping[int, int],
+                      scratch: Sequence[tuple[int, int]] = (), stores: Sequence[int] = ()) -> tuple[str, int, str, int]:
     """num_stages = 1: no multi-buffering; each tile's shared copy lives from its load to its first dot, and
     copies whose ranges overlap add up. Measured (Triton 3.9, sm_80/90/100, 1 warp): dQ kernel 16×16 blocks
     Kᵀ copy + Vᵀ copy live together (8,192 B), the Kᵀ transpose scratch (2,048 B) reuses Vᵀ's place later;
-    forward K and V copies never overlap (one 2,048-B place)."""
+    forward K and V copies never overlap (one 2,048-B place).
+
+    `scratch` (step, bytes): the loop's layout conversions, live at their own step only, so a store's
+    conversion after the dots reuses the copies' place. On mma.sync a copy is made right after its load
+    (ReorderInstructions), but not across a `tl.store` (`stores`: their steps): then at its dot. Measured
+    (Triton 3.9, a one-trip loop, two 64×64 fp16 dots a·b and c·d, 4 warps; tests/test_smem_folded_loops.py):
+    acc1 stored after both dots 32,768 B on sm_80/90 (4 copies, the 8,192-B conversion reusing them), stored
+    between the dots 16,384 on sm_80 (c and d copied at their dot) and 32,768 on sm_90."""
     events: list[tuple[int, int, int]] = []   # (start, end, bytes)
     for tile in tiles.values():
         start = step_of[tile.load.id]
-        events.append((start, max(start, tile.first_use), tile.nbytes))
+        end = max(start, tile.first_use)
+        if not any(tile.async_users) and any(start < s < end for s in stores):
+            start = end
+        events.append((start, end, tile.nbytes))
         if _register_resident(tile, producers, carried_init, env):
             events.append((start, start, TRANSPOSE_SCRATCH_PER_WARP * max(4, num_warps)))
+    events.extend((step, step, nbytes) for step, nbytes in scratch)
     points = sorted({e[0] for e in events} | {e[1] for e in events})
     peak = max((sum(b for a, z, b in events if a <= p <= z) for p in points), default=0)
     line = min((t.load.line for t in tiles.values()), default=0)
-    return ("unpipelined dot operand copies", peak, "peak of overlapping single copies (num_stages=1)", line)
+    return ("unpipelined dot operand copies", peak, "peak of overlapping single copies (num_stages=1)"
+            + (" and conversion scratch" if scratch else ""), line)
 
 
 def _chained_a_staging(loop_dots: list[DotPlacement], producers: Mapping[int, Op], in_loop: set[int],
@@ -181,8 +195,10 @@ def _chained_a_staging(loop_dots: list[DotPlacement], producers: Mapping[int, Op
 
 
 def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env: Mapping[str, Any],
-                     spec: GpuSpec, num_warps: int, stages: int) -> list[tuple[str, int, str, int]]:
-    """(label, bytes, detail, line) of the shared buffers one multi-dot loop keeps alive."""
+                     spec: GpuSpec, num_warps: int, stages: int,
+                     scratch: Sequence[tuple[int, int]] = ()) -> list[tuple[str, int, str, int]]:
+    """(label, bytes, detail, line) of the shared buffers one multi-dot loop keeps alive; `scratch` (step,
+    bytes) are the loop's conversions, timed against the copies when the loop is not pipelined."""
     producers = _producer_map(live)
     in_loop = {s.op.id for s in live.steps if not s.is_end and loop_id in s.loops}
     carried_init = {c.arg.id: c.init for s in live.steps if s.op.kind == "for" and not s.is_end
@@ -217,13 +233,15 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     for nbytes, line in staged.values():
         out.append(("loop-invariant dot operand", nbytes, f"1 × {nbytes:,} B", line))
     if stages <= 1:
-        out.append(_unpipelined_peak(tiles, producers, carried_init, env, num_warps, step_of))
-        if spec.tensor_core == "tcgen05" and loop_dots and all(d.async_mma for d in loop_dots):
-            # unpipelined, each tcgen05 MMA gets its own 8-B completion barrier allocated around it (ttgir:
-            # local_alloc 1xi64 → init_barrier → tc_gen5_mma), one live with the operand copies at the peak.
-            # Measured (Triton 3.9, sm_100, q·kᵀ then p·v at 64×64×64, 4 warps): 16,384 + 8 B at num_stages 1
-            # and for a one-trip loop folded away (flash-attn AMD attn_fwd: 16,392 / 65,544 B)
-            out.append(("mbarriers", MMA_WAIT_BARRIER_BYTES, "MMA completion barrier", loop_dots[0].op.line))
+        stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == "store"
+                  and s.op.id in in_loop]
+        out.append(_unpipelined_peak(tiles, producers, carried_init, env, num_warps, step_of, scratch, stores))
+        if spec.tensor_core == "tcgen05" and any(d.async_mma for d in loop_dots):
+            # each MMA waits on its own 8-B mbarrier, one at a time (TTGIR: local_alloc 1xi64, init, wait, inval
+            # around every tc_gen5_mma; fla chunk_bwd_kernel_dqkwg and the suite above: copies + 8 B on sm_100;
+            # q·kᵀ then p·v at 64×64×64, 4 warps, num_stages 1 and flash-attn AMD attn_fwd folded: 16,392 / 65,544 B)
+            out.append(("mbarriers", MMA_WAIT_BARRIER_BYTES, "one MMA completion barrier at a time",
+                        loop_dots[0].op.line))
         return out
     all_tcgen05 = spec.tensor_core == "tcgen05" and all(d.async_mma for d in loop_dots)
     transient: list[tuple[str, int, str, int]] = []
@@ -291,5 +309,5 @@ def _narrower_than_cp_async(load: Op, producers: Mapping[int, Op], env: Mapping[
     (Triton 3.9, sm_80/90/100, fla parallel_deltaformer_bwd_kernel_u): the fp16 row statistics loaded with
     stride H (`lse_ptr + o_kv * H`) remain `tt.load`s, while fp32 statistics (attention backward's m and D)
     are pipelined."""
-    width = load_vector_bytes(load, producers, env)
+    width = async_copy_bytes(load, producers, env)  # contiguity, alignment and mask (axis_divisibility.py)
     return width is not None and width < 4

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint.analysis.axis_info import load_vector_bytes
+from kernlint.analysis.axis_divisibility import async_copy_bytes
 from kernlint.analysis.liveness import Liveness, carried_inits, invariant_load, producers as producers_of, walk_back
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -168,11 +168,12 @@ def _register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], sp
 def _scalar_loaded(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
                    carried: Mapping[int, Value] | None = None) -> bool:
     """An operand tile whose pointers are not contiguous (e.g. offsets clamped with `tl.where` and no
-    `tl.max_contiguous` hint) is loaded element by element: under 4 B per thread, which cp.async cannot
-    copy (triton AssignLatencies.cpp, isSmallLoad), so the pipeliner keeps it a register load and the MMA
-    reads it from one shared buffer. Measured (Triton 3.9, examples/persistent_matmul.py, whose B offsets are
-    clamped): 64×64×64 s3 → A 2 × 8,192 + B 8,192 on sm_80, A 3 × 8,192 + B 8,192 on sm_90."""
-    width = load_vector_bytes(load, producers, env, carried)
+    `tl.max_contiguous` hint), not aligned (offset by a loaded integer) or masked against a loaded bound is
+    loaded element by element: under 4 B per thread, which cp.async cannot copy (triton AssignLatencies.cpp,
+    isSmallLoad; axis_divisibility.py), so the pipeliner keeps it a register load and the MMA reads it from
+    one shared buffer. Measured (Triton 3.9, examples/persistent_matmul.py, whose B offsets are clamped):
+    64×64×64 s3 → A 2 × 8,192 + B 8,192 on sm_80, A 3 × 8,192 + B 8,192 on sm_90."""
+    width = async_copy_bytes(load, producers, env, carried)
     return width is not None and width < 4
 
 

@@ -21,7 +21,9 @@ from kernlint.analysis.liveness import Liveness, invariant_load, producers as pr
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_gather import gather_scratch
+from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes, static_trips
 from kernlint.analysis.smem_reduce import reduction_scratch
+from kernlint.analysis.smem_straight import region_buffers, straight_line_region
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
@@ -58,13 +60,14 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                   num_warps: int, num_stages: int) -> SmemEstimate:
     complete = True
     loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
+    parents = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
     swizzled_staged = _staged_across_loops(dots, spec)
     per_loop: dict[int | None, list[SmemBuffer]] = {}
 
     def loop_stages(loop_id: int) -> tuple[int, bool]:
         # a tl.static_range loop is unrolled while the kernel is traced: no loop is left to pipeline (Triton
         # 3.9, four unrolled 32×32×64 fp32 dots at 16 warps, num_stages 4: 16,384 B, one copy of A and B)
-        if _static_trips(loop_ops[loop_id], env) in (0, 1) or loop_ops[loop_id].attrs.get("loop") == "static_range":
+        if static_trips(loop_ops[loop_id], env) in (0, 1) or loop_ops[loop_id].attrs.get("loop") == "static_range":
             # a loop whose constexpr bounds give one iteration is folded away by MLIR's scf.for
             # canonicalisation before the pipeliner runs: nothing is multi-buffered (fla chunk_o.py
             # `for i_v in range(tl.cdiv(V, BV))` with V = BV: 4 tiles × 1 buffer, Triton 3.9 sm_90)
@@ -78,10 +81,17 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
 
     # Loops with several dots (attention) count their buffers per loaded tile (kernlint/analysis/dot_buffers.py).
     shared_tile_loops = multi_dot_loops(dots)
+    producers = producers_of(live)
+    conversions = [*conversion_scratch(live, producers, env, num_warps, spec.capability, dots),  # smem_convert.py
+                   *gather_scratch(live, producers, env, num_warps, spec.capability)]  # smem_gather.py
+    timed: set[int | None] = set()  # loops whose conversions are timed against their unpipelined copies
     for loop_id in shared_tile_loops:
         stages, _ = loop_stages(loop_id)
+        own = [(c.step, c.bytes) for c in conversions if c.loop == loop_id and c.step >= 0] if stages <= 1 else []
+        if own:
+            timed.add(loop_id)
         per_loop[loop_id] = [SmemBuffer(*b) for b in loop_dot_buffers(live, dots, loop_id, env, spec, num_warps,
-                                                                       stages)]
+                                                                       stages, own)]
     dot_loops: set[int] = set(shared_tile_loops)
     for d in dots:
         if d.in_loop in shared_tile_loops:
@@ -93,7 +103,8 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             # operands get num_stages − 1 buffers and the loop one 8-B barrier. Measured (Triton 3.9,
             # examples/persistent_matmul.py, B offsets clamped by tl.where): 64×64×64 s3 → 2 × 8,192 (A)
             # + 8,192 (B) + 8 = 24,584 B; 128×64×64 s4 → 3 × 16,384 + 8,192 + 8 = 57,352 B.
-            staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined)
+            staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined) \
+                and not mma_waits_on_staged_copy(d, loop_ops, parents, env, spec, stages)
             buffers = _stages_for(stages, spec, d.async_mma and not staged_b)
             if d.operand_bytes == 0:
                 complete = False
@@ -113,9 +124,13 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 group.append(SmemBuffer("pipelined loads feeding a computed operand",
                                         (stages - 1) * d.feeding_load_bytes,
                                         f"{stages - 1} × {d.feeding_load_bytes:,} B", d.op.line))
-            if d.computed_operand_bytes:
-                group.append(SmemBuffer("computed dot operand", d.computed_operand_bytes,
-                                        f"1 × {d.computed_operand_bytes:,} B", d.op.line))
+            copies = d.computed_operand_bytes
+            if mma_waits_on_staged_copy(d, loop_ops, parents, env, spec, stages):  # smem_loops.py
+                copies += register_staged_bytes(d, env)
+            if copies:
+                group.append(SmemBuffer("computed dot operand", copies, f"1 × {d.computed_operand_bytes:,} B"
+                                        + (" + the previous register-staged copy" if copies > d.computed_operand_bytes
+                                           else ""), d.op.line))
             dot_loops.add(d.in_loop)
         if d.staged_bytes:
             per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
@@ -145,9 +160,11 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     if spec.tensor_core == "tcgen05":
         for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops} - shared_tile_loops:
             nbytes = SM100_BARRIER_BYTES
-            if any(d.register_pipelined for d in dots if d.in_loop == loop_id) \
+            if any(d.register_pipelined and not mma_waits_on_staged_copy(d, loop_ops, parents, env, spec,
+                                                                            loop_stages(loop_id)[0])
+                   for d in dots if d.in_loop == loop_id) \
                     or loop_ops[loop_id].attrs.get("loop") == "static_range" \
-                    or _static_trips(loop_ops[loop_id], env) in (0, 1):
+                    or static_trips(loop_ops[loop_id], env) in (0, 1):
                 # one 8-B barrier: an operand staged from registers (see the note above), a loop folded away
                 # (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9) or unrolled (static_range)
                 nbytes = TMA_BARRIER_BYTES
@@ -170,14 +187,27 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             staged_store = _tma_store_buffer(step.op, env) if not step.is_end else None
             if staged_store is not None:
                 per_loop.setdefault(step.loops[-1] if step.loops else None, []).append(staged_store)
+    # Straight-line dots and those of folded one-trip loops share one timeline (smem_straight.py).
+    region, region_keys, effective, folded = straight_line_region(live, dots, loop_ops, env)
+    if region:
+        for key in region_keys:
+            per_loop[key] = [b for b in per_loop.pop(key, []) if key is None and b.label not in (
+                "loop-invariant dot operand", "mbarriers")]
+        per_loop[None].extend(SmemBuffer(*b) for b in region_buffers(
+            live, dots, region, [c for c in conversions if c.loop in region_keys and c.step >= 0], effective,
+            folded, env, spec))
+        timed |= region_keys
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
-    producers = producers_of(live)
     scratch: dict[int | None, SmemBuffer] = {}
     for use in reduction_scratch(live, producers, env, num_warps, spec.capability):  # smem_reduce.py
+        use_loop = None if region and use.loop in region_keys else use.loop
+        if use_loop != use.loop:
+            use = type(use)(use_loop, use.label, use.bytes, use.detail, use.line)
         if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
             scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
-    for conv in [*conversion_scratch(live, producers, env, num_warps, spec.capability, dots),  # smem_convert.py
-                 *gather_scratch(live, producers, env, num_warps, spec.capability)]:  # smem_gather.py
+    for conv in conversions:
+        if conv.loop in timed:
+            continue
         if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
             scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
     for loop_id, conv_bytes, line in _row_scaled_tmem_accumulators(dots, producers, env, spec, num_warps):
@@ -302,12 +332,6 @@ def _reuse_after_straight_line_dots(group: list[SmemBuffer], dots: list[DotPlace
     return [b for b in group if b not in operands]
 
 
-def _flattened(loop: Op, env: Mapping[str, Any]) -> bool:
-    flag = loop.attrs.get("flatten")
-    value = flag.evaluate(env) if hasattr(flag, "evaluate") else flag
-    return value is True or (isinstance(value, int) and not isinstance(value, bool) and value != 0)
-
-
 def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loop: dict[int | None, list[SmemBuffer]],
                              scratch: dict[int | None, SmemBuffer], env: Mapping[str, Any]) -> None:
     """`tl.range(..., flatten=True)` (persistent matmuls): Triton fuses the loop nest into one pipelined loop,
@@ -319,7 +343,7 @@ def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loo
     buffers + 16,384 B of mma → blocked scratch = 65,536; 4 warps (8,192 B scratch, the 8,192-B staged B
     slot) 57,344; sm_80 4 warps 32,768 + 16,384 = 49,152."""
     parent = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
-    for outer_id in [k for k in scratch if k is not None and _flattened(loop_ops[k], env)]:
+    for outer_id in [k for k in scratch if k is not None and flattened(loop_ops[k], env)]:
         inner = [k for k in per_loop if k is not None and parent.get(k) == outer_id]
         if len(inner) != 1:
             continue
@@ -329,20 +353,6 @@ def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loo
         if staged and max(b.bytes for b in staged) >= conv.bytes:
             continue
         group[:] = [b for b in group if b not in staged] + [conv]
-
-
-def _static_trips(loop: Op, env: Mapping[str, Any]) -> int | None:
-    """Iterations of a `range`-style loop whose bounds are all compile-time values, else None."""
-    bounds = loop.attrs.get("bounds") or ()
-    if not bounds or any(b is None for b in bounds) or len(bounds) > 3:
-        return None
-    vals = [as_int(b.evaluate(env)) for b in bounds]
-    if any(v is None for v in vals):
-        return None
-    start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1)
-    if not step:
-        return None
-    return max(0, -(-(stop - start) // step))  # type: ignore[operator]
 
 
 def _tma_fallback_operands(d: DotPlacement, stages: int, buffers: int, env: Mapping[str, Any]) -> int:

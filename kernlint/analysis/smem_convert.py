@@ -44,6 +44,7 @@ class Conversion:
     line: int
     detail: str
     loop: int | None
+    step: int = -1        # index of the converting op in live.steps (when its scratch is allocated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +181,9 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
         if src == dst or not needs_shared_memory(src, dst):
             return
         elems = scratch_elements(src, dst, bits, capability)
-        out.append(Conversion(elems * bits // 8, line, f"{what}: {elems:,} × {bits // 8} B", loop))
+        out.append(Conversion(elems * bits // 8, line, f"{what}: {elems:,} × {bits // 8} B", loop, index))
 
-    for step in live.steps:
+    for index, step in enumerate(live.steps):
         op = step.op
         if step.is_end:
             continue
@@ -190,7 +191,8 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
         if op.kind == "store" and op.id not in accesses and num_warps > 1:
             nbytes = store_conversion_fallback(op, live, producers, env, num_warps)
             if nbytes:
-                out.append(Conversion(nbytes, op.line, "fp32 store of a tile computed from 16-bit loads", loop))
+                out.append(Conversion(nbytes, op.line, "fp32 store of a tile computed from 16-bit loads", loop,
+                                      index))
         elif op.kind == "store" and op.id in accesses and len(op.operands) > 1 and \
                 (half := _interleave_operand(op.operands[1], producers, env)) is not None:
             # tl.interleave(a, b) = join + reshape: each thread holds its a/b pairs side by side, a layout

@@ -123,6 +123,7 @@ class ControlFlowLowering(_Base):
             args[name] = self.new_value(init.shape, init.dtype, name)
             body_env[name] = args[name]
         self.blocks.append([])
+        iv: Value | None = None
         if target is not None:
             iv = self.new_value((), "i32", _target_name(target))
             self.bind(target, iv, body_env)
@@ -152,6 +153,9 @@ class ControlFlowLowering(_Base):
             self.next_id, "for", None, tuple(c.init for c in carried), line,
             {"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs,
              "flatten": flatten, "rebinds_outer": rebinds_outer,
+             # the induction variable and the run-time bounds in place (axis_divisibility: its divisibility
+             # is gcd(lower bound, step), AxisInfo.visitForOpInductionVar)
+             "iv": iv, "bound_values": tuple(b if isinstance(b, Value) else None for b in bounds or []),
              # run-time values that steer the loop (bounds, a while condition): kept by dead-code elimination
              "steering": tuple(b for b in bounds or [] if isinstance(b, Value)) + cond_values},
             (Region(tuple(ops)),), tuple(c.yielded for c in carried)))

@@ -255,11 +255,15 @@ class HelionLowerer(HelionHostCode, Lowerer):
             o = tl_calls.tile(self, "view", (offs,), line, view, "i32")
             mv = tl_calls.tile(self, "view", (m,), line, view, "i1")
             full = tuple(shape[k] if k <= j else Const(1) for k in range(rank))
-            ptr = tl_calls.tile(self, "elementwise", (ptr, o, *scalars), line, full, f"ptr<{t.dtype}>", fn="+")
+            # the generated code scales each index by its stride, left out here (`unscaled`: the offsets say
+            # nothing about the alignment, axis_divisibility.py)
+            ptr = tl_calls.tile(self, "elementwise", (ptr, o, *scalars), line, full, f"ptr<{t.dtype}>", fn="+",
+                                unscaled=True)
             mask = mv if mask is None else tl_calls.tile(self, "elementwise", (mask, mv), line, full, "i1", fn="&")
             scalars = []
         if scalars:
-            ptr = tl_calls.tile(self, "elementwise", (ptr, *scalars), line, (), f"ptr<{t.dtype}>", fn="+")
+            ptr = tl_calls.tile(self, "elementwise", (ptr, *scalars), line, (), f"ptr<{t.dtype}>", fn="+",
+                                unscaled=True)
         return ptr, mask, shape
 
     def load(self, t: HTensor, node: cst.Subscript, env: dict[str, Any]) -> Any:

@@ -315,7 +315,10 @@ class Lowerer(ControlFlowLowering):
 
         shape = tuple(select(cond.expr, a, b) for a, b in zip(dims(then), dims(other)))
         dtype = promote(then.dtype if isinstance(then, Value) else None, other.dtype if isinstance(other, Value) else None)
-        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn="where")
+        # the branches in place (a constexpr one as its expression): axis_divisibility takes the taken one
+        sides = tuple(x if isinstance(x, Value) else x.expr if isinstance(x, CV) else None for x in (then, other))
+        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn="where",
+                         choice=cond.expr, sides=sides)
 
     def arith(self, op: str, a: Any, b: Any, line: int) -> Any:
         if isinstance(a, CV) and isinstance(b, CV):

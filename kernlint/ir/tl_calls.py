@@ -107,7 +107,8 @@ def full(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *,
     if shape is None:
         lo.note(line, "tl.zeros/tl.full with a shape that is not constexpr")
         return Unknown("shape")
-    return tile(lo, "full", (), line, shape, dtype)
+    # tl.zeros: a zero accumulator lets Triton's combine move a dot to the add it feeds (smem_straight.py)
+    return tile(lo, "full", (), line, shape, dtype, zeros=not fill)
 
 
 def like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
