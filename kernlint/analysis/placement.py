@@ -37,6 +37,7 @@ class DotPlacement:
     register_pipelined: tuple[Value, ...] = ()  # operand loads kept in registers, num_stages − 1 in flight
     fma: bool = False              # fp32 ieee dot: FMA, no tensor-core (MMA) accumulator layout
     element_loaded: tuple[Value, ...] = ()  # of register_pipelined: loaded element by element, not pipelined
+    staged_loads: tuple[tuple[int, int], ...] = ()  # (load op id, bytes) making up staged_bytes
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -259,6 +260,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         step_loops = raw_loops if spec.tensor_core == "tcgen05" and async_mma else hoisted_loops
         pipelined: list[Value] = []
         nbytes = staged = 0
+        staged_loads: list[tuple[int, int]] = []
         tma = False
         views: list[Value] = []
         for operand in op.operands[:2]:
@@ -269,6 +271,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 size = numel(load.result, env) if load.result is not None else None
                 if size is not None and load.result is not None:
                     staged += int(size * element_bytes(load.result.dtype))
+                    staged_loads.append((load.id, int(size * element_bytes(load.result.dtype))))
         computed = feeding = 0
         in_registers: list[Value] = []
         element_loaded: list[Value] = []
@@ -342,5 +345,6 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
-                                feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded)))
+                                feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded),
+                                tuple(staged_loads)))
     return out

@@ -24,6 +24,8 @@ from kernlint.analysis.smem_gather import gather_scratch
 from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes, static_trips
 from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.analysis.smem_straight import region_buffers, straight_line_region
+from kernlint.analysis.smem_staged_a import LABEL as STAGED_A
+from kernlint.analysis.smem_staged_a import staged_a_operands
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
@@ -93,6 +95,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         per_loop[loop_id] = [SmemBuffer(*b) for b in loop_dot_buffers(live, dots, loop_id, env, spec, num_warps,
                                                                        stages, own)]
     dot_loops: set[int] = set(shared_tile_loops)
+    counted: set[tuple[int | None, int]] = set()
     for d in dots:
         if d.in_loop in shared_tile_loops:
             continue
@@ -132,9 +135,16 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                                         + (" + the previous register-staged copy" if copies > d.computed_operand_bytes
                                            else ""), d.op.line))
             dot_loops.add(d.in_loop)
-        if d.staged_bytes:
+        # a tile loaded once and read by several dots is converted once: one shared copy (Triton 3.9, four
+        # straight-line dots over two loaded B tiles, tests/test_smem_scratch_mechanisms.py)
+        staged = sum(b for lid, b in d.staged_loads if (d.in_loop, lid) not in counted) if d.staged_loads \
+            else d.staged_bytes
+        counted.update((d.in_loop, lid) for lid, _ in d.staged_loads)
+        if staged:
             per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
-                "loop-invariant dot operand", d.staged_bytes, f"1 × {d.staged_bytes:,} B", d.op.line))
+                "loop-invariant dot operand", staged, f"1 × {staged:,} B", d.op.line))
+    for loop_id, (nbytes, detail, line) in staged_a_operands(live, dots, producers_of(live), env).items():
+        per_loop.setdefault(loop_id, []).append(SmemBuffer(STAGED_A, nbytes, detail, line))  # smem_staged_a.py
     # Loads pipelined by an explicit tl.range(num_stages=...) loop without a dot.
     for step in live.steps:
         op = step.op
@@ -323,7 +333,7 @@ def _reuse_after_straight_line_dots(group: list[SmemBuffer], dots: list[DotPlace
     last_dot = max((d.op.line for d in dots if d.in_loop is None and d.staged_bytes), default=None)
     if last_dot is None:
         return group
-    operands = [b for b in group if b.label == "loop-invariant dot operand" and b.line <= last_dot]
+    operands = [b for b in group if b.label in ("loop-invariant dot operand", STAGED_A) and b.line <= last_dot]
     later = [b for b in group if b.label in _SCRATCH_LABELS and b.line > last_dot]
     if not operands or not later:
         return group
