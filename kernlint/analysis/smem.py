@@ -13,7 +13,6 @@ Triton 3.6 (DESIGN.md §5):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
@@ -23,6 +22,8 @@ from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_gather import gather_scratch
 from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes, static_trips
 from kernlint.analysis.smem_reduce import reduction_scratch
+from kernlint.analysis.smem_swizzle import pad_staged_operand, staged_across_loops
+from kernlint.analysis.smem_types import SmemBuffer, SmemEstimate
 from kernlint.analysis.smem_straight import region_buffers, straight_line_region
 from kernlint.analysis.smem_staged_a import LABEL as STAGED_A
 from kernlint.analysis.smem_staged_a import staged_a_operands
@@ -36,22 +37,6 @@ SM100_BARRIER_BYTES = 16
 TMA_BARRIER_BYTES = 8
 
 
-@dataclass(frozen=True, slots=True)
-class SmemBuffer:
-    label: str
-    bytes: int
-    detail: str
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class SmemEstimate:
-    total: int
-    buffers: tuple[SmemBuffer, ...]   # the buffers alive at the peak
-    tmem_columns: int
-    complete: bool                    # False when a shape was unknown
-
-
 def _stages_for(loop_stages: int, spec: GpuSpec, async_mma: bool) -> int:
     if spec.pipeline_rule == "async_all_stages" and async_mma:
         return max(1, loop_stages)
@@ -63,7 +48,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     complete = True
     loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
     parents = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
-    swizzled_staged = _staged_across_loops(dots, spec)
+    swizzled_staged = staged_across_loops(dots, spec)
     per_loop: dict[int | None, list[SmemBuffer]] = {}
 
     def loop_stages(loop_id: int) -> tuple[int, bool]:
@@ -233,60 +218,12 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
             group.append(scratch[key])
         if key is None:
             group = _reuse_after_straight_line_dots(group, dots)
-        group = _pad_staged_operand(group, swizzled_staged)
+        group = pad_staged_operand(group, swizzled_staged)
         total = sum(b.bytes for b in group)
         if total > best_total:
             best, best_total = tuple(group), total
     tmem = _tmem_columns(dots)
     return SmemEstimate(best_total, best, tmem, complete)
-
-
-# A staged operand with 128-byte rows is stored in a 128-B-swizzled NVMMA layout, whose tcgen05 descriptor needs
-# the base aligned to the swizzle atom: 8 rows × 128 B.
-SWIZZLE_ROW_BYTES = 128
-SWIZZLE_ATOM_BYTES = 1024
-
-
-def _staged_across_loops(dots: list[DotPlacement], spec: GpuSpec) -> set[int]:
-    """Lines of tcgen05 dots whose staged operand (128-B rows: a 128-B-swizzled layout) is read by dots of two or
-    more loops (causal attention's Q, used by the off-diagonal and the diagonal loop)."""
-    if spec.tensor_core != "tcgen05":
-        return set()
-    loops_of: dict[int, set[int | None]] = {}
-    for d in dots:
-        if d.staged_bytes and d.async_mma and d.k and d.k * element_bytes(d.op.operands[0].dtype) >= SWIZZLE_ROW_BYTES:
-            for v in d.op.operands[:2]:
-                loops_of.setdefault(v.id, set()).add(d.in_loop)
-    shared = {vid for vid, loops in loops_of.items() if len(loops) > 1}
-    return {d.op.line for d in dots if d.staged_bytes and any(v.id in shared for v in d.op.operands[:2])}
-
-
-def _pad_staged_operand(group: list[SmemBuffer], swizzled: set[int]) -> list[SmemBuffer]:
-    """Alignment padding before a staged (loop-invariant) tcgen05 operand that two loops read, when it is not
-    the largest buffer.
-
-    Triton's allocator (lib/Analysis/Allocation.cpp, computeOffsets / calculateStarts) places buffers largest
-    first at the lowest free offset whose live range they fit, aligned per buffer. An operand read by two
-    loops is live across both, while each loop has its own operand buffers and MMA barriers at the same
-    offsets, so it only fits above all of them, bumped to the next 1,024-B boundary. Measured (Triton 3.9,
-    sm_100, `allocation.offset` in the MLIR dump after AllocateSharedMemory): the causal
-    tests/truth/suite_kernels/attention.py attn_fwd_causal_kernel (two loops) 64×64 · 4 warps · 3 stages: K
-    buffers at 0, V at 24,576, the two 16-B barriers at 49,152 and 49,168, Q at 50,176 -> 58,368 B, where the
-    sum is 57,376; with Q the largest buffer (128×32 tiles) it goes first at 0 and nothing is padded (40,992 B).
-    examples/attention_fwd.py (one loop) places Q right after K and V, below the barriers: 114,720 B = the sum."""
-    staged = [b for b in group if b.label == "loop-invariant dot operand" and b.line in swizzled]
-    pipelined = [b for b in group if b.label == "dot operands"]
-    barriers = [b for b in group if b.label == "mbarriers"]
-    if len(staged) != 1 or not pipelined or not barriers or max(b.bytes for b in pipelined) <= staged[0].bytes:
-        return group
-    below = sum(b.bytes for b in pipelined + barriers)
-    padding = -below % SWIZZLE_ATOM_BYTES
-    if not padding:
-        return group
-    # a conversion scratch of the loop that fits in the gap is placed there (liveness-based first fit)
-    group = [b for b in group if not (b.label == "layout conversion" and b.bytes <= padding)]
-    return group + [SmemBuffer("alignment padding", padding,
-                               f"staged operand aligned to {SWIZZLE_ATOM_BYTES:,} B above the barriers", staged[0].line)]
 
 
 def _row_scaled_tmem_accumulators(dots: list[DotPlacement], producers: Mapping[int, Op], env: Mapping[str, Any],
