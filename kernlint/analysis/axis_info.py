@@ -149,13 +149,17 @@ def order_from_contiguity(contig: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(dims, key=lambda d: -contig[d]))
 
 
-def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> int | None:
+def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
+                      carried_init: Mapping[int, Value] | None = None) -> int | None:
     """Contiguous bytes one thread can move per instruction for a pointer-tile load: the pointer's contiguity
     along its most contiguous dim (AxisInfo, including `tl.max_contiguous` hints), capped at 16 B. None when
-    the pointer is not a tile of plain pointers or its shape is unknown."""
+    the pointer is not a tile of plain pointers or its shape is unknown. A loop-carried pointer (`p += BK`)
+    is judged by the value it enters the loop with, when `carried_init` maps its block argument to it."""
     if not load.operands:
         return None
     pointer = load.operands[0]
+    if carried_init is not None:
+        pointer = carried_init.get(pointer.id, pointer)
     if not pointer.shape or not pointer.dtype.startswith("ptr<"):
         return None
     info = Contiguity(producers, env, optimistic=True).info(pointer)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.axis_info import load_vector_bytes
+from kernlint.analysis.computed_operands import Chain, OperandCost, analyse, operand_cost
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of, walk_back
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -37,6 +38,8 @@ class DotPlacement:
     register_pipelined: tuple[Value, ...] = ()  # operand loads kept in registers, num_stages − 1 in flight
     fma: bool = False              # fp32 ieee dot: FMA, no tensor-core (MMA) accumulator layout
     element_loaded: tuple[Value, ...] = ()  # of register_pipelined: loaded element by element, not pipelined
+    operand_scratch_bytes: int = 0   # conversion scratch of a computed operand, alive with the loop's buffers
+    invariant_operand_bytes: int = 0  # loop-invariant computed operands, copied once before the loop
 
 
 def numel(value: Value, env: Mapping[str, Any]) -> int | None:
@@ -120,7 +123,9 @@ def transposed_source(operand: Value, producers: Mapping[int, Op], inside: Calla
     def visit(op: Op, _: Value) -> Iterable[Value]:
         if not inside(op) or op.kind in ("load", "dot"):
             return ()
-        if op.kind == "trans" and op.operands:
+        # a transposed row or column ([1, K] → [K, 1], broadcast afterwards) is not a transposed tile: fla
+        # wall-attention's k · exp2(rᵀ − g) is read from its pipelined loads like any computed operand
+        if op.kind == "trans" and op.operands and not any(as_int(d.evaluate({})) == 1 for d in op.operands[0].shape):
             found.append(op.operands[0])
         return [v for v in op.operands if v.shape]
 
@@ -234,8 +239,47 @@ def _hoisted(op: Op, loops: tuple[int, ...], live: Liveness, producers: Mapping[
     return loops
 
 
+def _computed_costs(op: Op, loop_id: int, live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
+                    step_loops: Mapping[int, tuple[int, ...]], async_mma: bool, spec: GpuSpec,
+                    num_warps: int) -> list[OperandCost | None]:
+    """The cost of each computed operand of a dot in a loop (computed_operands.py), None where the older
+    rules apply: loaded operands, another dot's result, loop-carried values, transposed tiles, FMA dots."""
+    if _fma_dot(op, env):
+        return [None, None]
+    def load_inside(o: Op) -> bool:
+        return loop_id in step_loops.get(o.id, ())
+    chains: list[Chain | None] = []
+    for operand in op.operands[:2]:
+        chain = None
+        if _source_load(operand, producers) is None and transposed_source(operand, producers, load_inside) is None:
+            chain = analyse(operand, loop_id, live, producers, env, load_inside)
+        chains.append(chain)
+    family = spec.tensor_core if async_mma else "mma_sync"
+    return [None if chain is None else operand_cost(op.operands[i], i, chain, chains[1 - i], family, env, num_warps)
+            for i, chain in enumerate(chains)]
+
+
+def _pipelined_bytes(load: Op, producers: Mapping[int, Op], carried_init: Mapping[int, Value], env: Mapping[str, Any],
+                     num_warps: int) -> int:
+    """Bytes of one pipeline stage of a load feeding a computed operand: cp.async copies 4, 8 or 16 B, so a
+    narrower per-thread run stays a register load (AssignLatencies.cpp, isSmallLoad): a strided fp16 row
+    (mamba-ssm _chunk_scan_bwd_dstates_kernel's dA_cumsum, stride_dA_cs_csize unknown: not pipelined,
+    32,768 B at 64×64×64 s3 on sm_80 = dout and C only) or a 2-B scalar. A loaded fp32 scalar is pipelined
+    (measured: x · c with c = tl.load(c_ptr + i), 2 × 4 B at 3 stages on sm_80/90/100)."""
+    res = load.result
+    width = load_vector_bytes(load, producers, env, carried_init)
+    if res is None or _narrow_async_copy(res, env, num_warps) or (width is not None and width < 4):
+        return 0
+    size = numel(res, env)
+    if not size or (not res.shape and element_bytes(res.dtype) < 4):
+        return 0
+    return int(size * element_bytes(res.dtype))
+
+
 def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps: int) -> list[DotPlacement]:
     producers = _producer_map(live)
+    carried_init = {c.arg.id: c.init for s in live.steps if s.op.kind == "for" and not s.is_end
+                    for c in s.op.attrs.get("carried", ())}
     raw_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
     hoisted_loops = {s.op.id: _hoisted(s.op, s.loops, live, producers) for s in live.steps if not s.is_end}
     out: list[DotPlacement] = []
@@ -266,12 +310,23 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 size = numel(load.result, env) if load.result is not None else None
                 if size is not None and load.result is not None:
                     staged += int(size * element_bytes(load.result.dtype))
-        computed = feeding = 0
+        computed = feeding = scratch = invariant_copy = 0
         in_registers: list[Value] = []
         element_loaded: list[Value] = []
         if in_loop is not None:
+            # computed operands (computed_operands.py): staged, converted or read from their pipelined loads
+            costs = _computed_costs(op, in_loop, live, producers, env, step_loops, async_mma, spec, num_warps)
+            for cost in costs:
+                if cost is None:
+                    continue
+                if cost.invariant:
+                    invariant_copy += cost.staged
+                else:
+                    computed += cost.staged
+                scratch += cost.scratch
+                feeding += sum(_pipelined_bytes(load, producers, carried_init, env, num_warps) for load in cost.feeding)
             a_operand = op.operands[0]
-            if _source_load(a_operand, producers) is None:
+            if costs[0] is None and _source_load(a_operand, producers) is None:
                 # A computed in the loop from loaded tiles (mamba's dout · exp(dA)): the MMA takes A from
                 # registers, so its feeding loads are pipelined (num_stages − 1 buffers). Measured (Triton
                 # 3.9, mamba-ssm _chunk_scan_bwd_dstates_kernel 64×64×64 s3): sm_80 2 × 8,192 (dout) +
@@ -293,7 +348,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 if through is not None:
                     size = numel(a_operand, env)
                     computed += int(size * element_bytes(a_operand.dtype)) if size else 0
-            for operand in op.operands[1:2]:  # the B operand: wgmma/tcgen05 read it from shared memory
+            for operand in op.operands[1:2] if costs[1] is None else ():
                 if _source_load(operand, producers) is None:
                     # Measured (Triton 3.9, w4a16 matmul, all targets): the raw int32 weights, scales and
                     # zero points are pipelined into num_stages − 1 buffers and the dequantised operand is
@@ -335,5 +390,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         nbytes += int(size * element_bytes(src.dtype))
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
-                                feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded)))
+                                feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded), scratch, invariant_copy))
     return out
