@@ -313,3 +313,129 @@ def test_attention_with_computed_operands(tmp_path: Path) -> None:
     args = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "g_ptr": "*fp16", "o_ptr": "*fp32", "T": "i32"}
     got = _estimates(tmp_path, GATED, configs, args)
     assert {key: got[key] for key in GATED_TRUTH} == GATED_TRUTH
+
+
+CASTS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def c_down_A(h_ptr, f_ptr, i8_ptr, o_ptr, NT, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    om = tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    a_off = om[:, None] * BK + ok[None, :]
+    b_off = ok[:, None] * BN + on[None, :]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for i in range(NT):
+        a = tl.load(f_ptr + i * BM * BK + a_off).to(tl.float16)
+        b = tl.load(h_ptr + i * BK * BN + b_off)
+        acc += tl.dot(a, b)
+    tl.store(o_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+@triton.jit
+def c_down_B(h_ptr, f_ptr, i8_ptr, o_ptr, NT, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    om = tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    a_off = om[:, None] * BK + ok[None, :]
+    b_off = ok[:, None] * BN + on[None, :]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for i in range(NT):
+        a = tl.load(h_ptr + i * BM * BK + a_off)
+        b = tl.load(f_ptr + i * BK * BN + b_off).to(tl.float16)
+        acc += tl.dot(a, b)
+    tl.store(o_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+@triton.jit
+def c_up_A(h_ptr, f_ptr, i8_ptr, o_ptr, NT, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    om = tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    a_off = om[:, None] * BK + ok[None, :]
+    b_off = ok[:, None] * BN + on[None, :]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for i in range(NT):
+        a = tl.load(h_ptr + i * BM * BK + a_off).to(tl.float32)
+        b = tl.load(f_ptr + i * BK * BN + b_off)
+        acc += tl.dot(a, b)
+    tl.store(o_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+@triton.jit
+def c_up_B(h_ptr, f_ptr, i8_ptr, o_ptr, NT, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    om = tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    a_off = om[:, None] * BK + ok[None, :]
+    b_off = ok[:, None] * BN + on[None, :]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for i in range(NT):
+        a = tl.load(f_ptr + i * BM * BK + a_off)
+        b = tl.load(h_ptr + i * BK * BN + b_off).to(tl.float32)
+        acc += tl.dot(a, b)
+    tl.store(o_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+@triton.jit
+def c_int8_A(h_ptr, f_ptr, i8_ptr, o_ptr, NT, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    om = tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    a_off = om[:, None] * BK + ok[None, :]
+    b_off = ok[:, None] * BN + on[None, :]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for i in range(NT):
+        a = tl.load(i8_ptr + i * BM * BK + a_off).to(tl.float16)
+        b = tl.load(h_ptr + i * BK * BN + b_off)
+        acc += tl.dot(a, b)
+    tl.store(o_ptr + om[:, None] * BN + on[None, :], acc)
+'''
+
+CAST_CONFIGS = ((64, 64, 64, 4, 3), (128, 64, 64, 8, 4))
+
+CAST_TRUTH = {  # Triton 3.9, (sm_80, sm_90, sm_100) per config of CAST_CONFIGS
+    "c_down_A": [(49152, 57344, 57360), (122880, 131072, 131088)],
+    "c_down_B": [(49152, 65536, 65552), (98304, 122880, 122896)],
+    "c_up_A": [(49152, 65536, 65552), (98304, 114688, 114704)],
+    "c_up_B": [(49152, 81920, 81936), (122880, 172032, 172048)],
+    "c_int8_A": [(24576, 32768, 32784), (49152, 57344, 57360)],
+}
+
+
+def _expected_cast(kernel: str, config: tuple[int, int, int, int, int], cap: int) -> int:
+    """A load converted to another type before the dot is a computed operand: read from its pipelined
+    loads on sm_80 (the conversion moves to them), A in registers / tensor memory and B staged on sm_90 /
+    sm_100, the load pipelined in num_stages − 1 buffers of its own type. Before, kernlint took it for a
+    loaded operand (num_stages buffers of the load on sm_90 / sm_100, B never staged)."""
+    bm, bn, bk, _, stages = config
+    p, s = stages - 1, stages
+    a_tile, b_tile = bm * bk, bk * bn
+    bar = 16 if cap == 100 else 0
+    a_bytes, a_load, b_bytes, b_load = {
+        "c_down_A": (2, 4, 2, 2), "c_down_B": (2, 2, 2, 4), "c_up_A": (4, 2, 4, 4), "c_up_B": (4, 4, 4, 2),
+        "c_int8_A": (2, 1, 2, 2)}[kernel]
+    a_cast, b_cast = a_bytes != a_load, b_bytes != b_load
+    if cap == 80:
+        return p * a_tile * a_load + p * b_tile * b_load
+    a = (p if a_cast else s) * a_tile * a_load
+    b = p * b_tile * b_load + b_tile * b_bytes if b_cast else s * b_tile * b_load
+    return a + b + bar
+
+
+def test_converted_loads_hand_arithmetic() -> None:
+    for kernel, rows in CAST_TRUTH.items():
+        for config, measured in zip(CAST_CONFIGS, rows):
+            for cap, shared in zip((80, 90, 100), measured):
+                assert _expected_cast(kernel, config, cap) == shared, (kernel, config, cap)
+
+
+def test_converted_loads_are_computed_operands(tmp_path: Path) -> None:
+    configs = [{"BM": bm, "BN": bn, "BK": bk, "num_warps": w, "num_stages": s} for bm, bn, bk, w, s in CAST_CONFIGS]
+    args = {"h_ptr": "*fp16", "f_ptr": "*fp32", "i8_ptr": "*i8", "o_ptr": "*fp32", "NT": "i32"}
+    got = _estimates(tmp_path, CASTS, configs, args)
+    want = {(kernel, config[0], config[4], cap): shared for kernel, rows in CAST_TRUTH.items()
+            for config, measured in zip(CAST_CONFIGS, rows) for cap, shared in zip((80, 90, 100), measured)}
+    assert got == want

@@ -84,6 +84,8 @@ def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | Non
             continue
         if op is None or op.kind not in _LAYOUT_OPS or not op.operands:
             break
+        if op.kind == "cast" and op.result is not None and op.result.dtype != op.operands[0].dtype:
+            break   # a converted load is a computed operand (computed_operands.py)
         transposed ^= op.kind == "trans"
         value = op.operands[0]
         op = producers.get(value.id)

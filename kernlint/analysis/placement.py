@@ -66,6 +66,9 @@ def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
             if branch_value is None:
                 return None
             value = branch_value
+        elif op.kind == "cast" and op.operands and op.result is not None \
+                and op.result.dtype != op.operands[0].dtype:
+            return None   # a converted load (int8 → fp16) is a computed operand (computed_operands.py)
         elif op.operands:
             value = op.operands[0]
         op = producers.get(value.id)
