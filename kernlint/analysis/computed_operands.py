@@ -14,9 +14,12 @@ operand-sized buffer, loads of the loop pipelined into num_stages − 1 buffers 
   (`x.to(f32) * exp2(g)`, `x * s[None, :]`, `tl.where(x > 0, x, 0.)`, an int8 load cast to fp16):
   sm_80 nothing staged (A and B); sm_90 A in registers, B staged; sm_100 A in tensor memory, B staged.
 * the same with a conversion that cannot be hoisted ("blocked": a scalar multiplied in — kernel argument
-  or loaded scalar —, `tl.arange`, a reduction, or a whole tile loaded before the loop): sm_80 staged
-  (A and B); sm_90 A: an A-sized conversion scratch beside the loop's buffers, B staged; sm_100 A stays in
-  tensor memory (a tile from before the loop adds its conversion into the tensor-memory layout), B staged.
+  or loaded scalar —, `tl.arange`, a reduction, a whole tile loaded before the loop, or a row loaded
+  before it with at least as many elements as threads): sm_80 staged (A and B); sm_90 A: a conversion
+  into the register-operand layout beside the loop's buffers (wgmma_a_layout), or staged when B is
+  computed in the loop too, B staged; sm_100 A stays in tensor memory (a tile from before the loop adds its
+  conversion into the tensor-memory layout), B staged.
+* a load converted to another type (int8 / fp8 → fp16, fp32 ↔ fp16) is computed like the above.
 * loop-invariant (computed before the loop, or inside it from values defined before it): staged on every
   target, except the wgmma A operand, which stays in registers unless the dot's B is itself computed in
   the loop, and the tcgen05 A operand computed inside the loop body, which goes to tensor memory after a
@@ -93,7 +96,7 @@ def _carried_args(live: Liveness) -> dict[int, set[int]]:
 
 
 def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-            load_inside: Callable[[Op], bool]) -> Chain | None:
+            load_inside: Callable[[Op], bool], num_warps: int) -> Chain | None:
     """The chain of a computed operand of a dot in loop `loop_id`, or None when the rules here do not apply:
     it comes from another dot's result (attention's P), from a loop-carried value, or could not be followed.
     `load_inside` says whether a load runs in the loop (a load of a fixed address counts as hoisted)."""
@@ -151,7 +154,17 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
             outside_tile = True
             blocked = blocked or "a tile from before the loop"
             tile_bytes = max(tile_bytes, _tile_load_bytes(v, producers, env, full))
-        elif op.kind != "load":
+        elif op.kind == "load":
+            # a [K, 1] / [1, K] tile loaded before the loop and broadcast into the chain stops the conversion
+            # when it has at least as many elements as threads (a load Triton does not repeat: Transforms/
+            # Utility.cpp, isExpensiveLoadOrStore). Measured (Triton 3.9, sm_80/90/100, B = x · exp2(v) with
+            # v = tl.load(p + offs_k[:, None]) before the loop): staged at BK = 64 with 1 or 2 warps and
+            # BK = 128 with 4, not at BK = 64 with 4 or BK = 128 with 8; fla wall-attention's k̃ ([1, BK]
+            # reference row, transposed): staged at 2 warps, not at 8. A 1-D vector expanded in the chain
+            # (`exp2(v[:, None])`) never stopped it (64 elements at 2 warps, 128 at 4: not staged).
+            if size is not None and len(v.shape) >= 2 and size >= 32 * num_warps:
+                blocked = blocked or "a vector from before the loop"
+        else:
             # a row or column broadcast into the chain is recomputed in the operand layout when it comes from
             # loads (fla wall-attention's transposed reference row); from `tl.arange` it is not (w4a16's
             # `(offs_k % 8) * 4` shifts: the dequantised operand is staged on sm_80 as well)
@@ -256,6 +269,48 @@ def _tmem_conversion(operand: Value, chain: Chain, env: Mapping[str, Any], num_w
     return scratch_elements(src, dst, 8 * nbytes, 100) * nbytes
 
 
+def wgmma_a_layout(m: int, k: int, num_warps: int, bits: int) -> Layout | None:
+    """The register layout of a wgmma A operand (#ttg.dot_op<{opIdx = 0, parent = #mma v3}>): the mma
+    m16n8k16 (16-bit, kWidth 2) or m16n8k8 (32-bit) A fragment per warp, warps stacked 16 rows apart, K and
+    M repeated in registers (the #linear of the TTGIR's conversion into it, Triton 3.9 sm_90)."""
+    if bits not in (16, 32) or m < 16 or k < 8 or m & (m - 1) or k & (k - 1) or num_warps & (num_warps - 1):
+        return None
+    if bits == 16:
+        reg, step = [(0, 1), (8, 0), (0, 8)], 16
+        lane = ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
+    else:
+        reg, step = [(8, 0), (0, 4)], 8
+        lane = ((0, 1), (0, 2), (1, 0), (2, 0), (4, 0))
+    while step < k:
+        reg.append((0, step))
+        step *= 2
+    warp: list[tuple[int, int]] = []
+    row = 16
+    for _ in range(num_warps.bit_length() - 1):
+        warp.append((row, 0) if row < m else (0, 0))   # warps beyond the rows split N: A is repeated
+        row *= 2
+    while row < m:
+        reg.append((row, 0))
+        row *= 2
+    return Layout((m, k), tuple(reg), lane, tuple(warp))
+
+
+def _register_a_conversion(operand: Value, chain: Chain, env: Mapping[str, Any], num_warps: int) -> int:
+    """Scratch of the conversion of a wgmma A operand computed in the loop from its blocked layout into the
+    register-operand layout, when it cannot be moved to the loads. Measured (Triton 3.9, sm_90, A = x · scale
+    with x an fp16 tile): fp16 64×64 (4 warps) 8,192 B, 128×64 (8 warps) 16,384, 64×128 (4 warps) 8,192; tf32
+    128×64 (8 warps) 16,384, 128×32 (4 warps) 4,096, 64×128 (4 warps) 8,192 — scratch_elements of each."""
+    if len(operand.shape) != 2:
+        return 0
+    m, k = (as_int(d.evaluate(env)) for d in operand.shape)
+    nbytes = int(element_bytes(operand.dtype))
+    dst = wgmma_a_layout(m, k, num_warps, 8 * nbytes) if m is not None and k is not None else None
+    if dst is None or m is None or k is None:
+        return int((m or 0) * (k or 0) * nbytes)
+    per_thread = max(1, min(16 // max(1, chain.tile_bytes or nbytes), (m * k) // (32 * num_warps)))
+    return scratch_elements(blocked((m, k), (1, per_thread), (1, 0), num_warps), dst, 8 * nbytes, 90) * nbytes
+
+
 def operand_cost(operand: Value, index: int, chain: Chain, other: Chain | None, family: str,
                  env: Mapping[str, Any], num_warps: int) -> OperandCost:
     """Shared memory one computed operand costs (see the module docstring for the measurements). `family`
@@ -272,13 +327,18 @@ def operand_cost(operand: Value, index: int, chain: Chain, other: Chain | None, 
     if index == 1:
         return OperandCost(nbytes, 0, feeding, "B of an async MMA, staged", chain.invariant)
     if family == "wgmma":
+        # A that cannot be computed in the register-operand layout next to a B computed in the loop is
+        # staged like B (TTGIR: local_alloc of A, local_load into registers each iteration)
+        b_in_loop = other is not None and not other.invariant
         if chain.invariant:
-            other_in_loop = other is not None and not other.invariant
-            return OperandCost(nbytes if other_in_loop else 0, 0, (),
-                               "loop-invariant A, staged (B computed in the loop)" if other_in_loop
+            return OperandCost(nbytes if b_in_loop else 0, 0, (),
+                               "loop-invariant A, staged (B computed in the loop)" if b_in_loop
                                else "loop-invariant A, in registers", True)
+        if chain.blocked and b_in_loop:
+            return OperandCost(nbytes, 0, feeding, f"A staged ({chain.blocked}; B computed in the loop)")
         if chain.blocked:
-            return OperandCost(0, nbytes, feeding, f"A in registers, converted ({chain.blocked})")
+            return OperandCost(0, _register_a_conversion(operand, chain, env, num_warps), feeding,
+                               f"A in registers, converted ({chain.blocked})")
         return OperandCost(0, 0, feeding, "A in registers")
     if chain.invariant and chain.produced_outside:
         return OperandCost(nbytes, 0, (), "loop-invariant A computed before the loop, staged", True)

@@ -309,7 +309,7 @@ def _computed_operands(live: Liveness, loop_dots: list[DotPlacement], loop_id: i
             chain = None
             if _operand_source(operand, producers)[0] is None and not d.fma:
                 if transposed_source(operand, producers, load_inside) is None:
-                    chain = analyse(operand, loop_id, live, producers, env, load_inside)
+                    chain = analyse(operand, loop_id, live, producers, env, load_inside, num_warps)
                 elif stages <= 1 and operand.id not in seen:
                     # a transposed computed tile is staged (placement.transposed_source); counted below with
                     # the pipelined loads when the loop is pipelined

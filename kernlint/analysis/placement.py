@@ -255,7 +255,7 @@ def _computed_costs(op: Op, loop_id: int, live: Liveness, producers: Mapping[int
     for operand in op.operands[:2]:
         chain = None
         if _source_load(operand, producers) is None and transposed_source(operand, producers, load_inside) is None:
-            chain = analyse(operand, loop_id, live, producers, env, load_inside)
+            chain = analyse(operand, loop_id, live, producers, env, load_inside, num_warps)
         chains.append(chain)
     family = spec.tensor_core if async_mma else "mma_sync"
     return [None if chain is None else operand_cost(op.operands[i], i, chain, chains[1 - i], family, env, num_warps)
