@@ -168,10 +168,13 @@ def load_vector_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, A
                       carried: Mapping[int, Value] | None = None) -> int | None:
     """Contiguous bytes one thread can move per instruction for a pointer-tile load: the pointer's contiguity
     along its most contiguous dim (AxisInfo, including `tl.max_contiguous` hints), capped at 16 B. None when
-    the pointer is not a tile of plain pointers or its shape is unknown."""
+    the pointer is not a tile of plain pointers or its shape is unknown. A loop-carried pointer (`p += BK`)
+    is judged by the value it enters the loop with, when `carried` maps its block argument to it."""
     if not load.operands:
         return None
     pointer = load.operands[0]
+    if carried is not None:
+        pointer = carried.get(pointer.id, pointer)
     if not pointer.shape or not pointer.dtype.startswith("ptr<"):
         return None
     info = Contiguity(producers, env, optimistic=True, carried=carried).info(pointer)

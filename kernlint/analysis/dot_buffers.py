@@ -40,6 +40,7 @@ from typing import Any
 from kernlint.analysis.liveness import Liveness, walk_back
 from kernlint.analysis.axis_divisibility import async_copy_bytes
 from kernlint.analysis.axis_info import Contiguity
+from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, Chain, analyse, operand_cost
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel, transposed_source
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -85,6 +86,8 @@ def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | Non
             continue
         if op is None or op.kind not in _LAYOUT_OPS or not op.operands:
             break
+        if op.kind == "cast" and op.result is not None and op.result.dtype != op.operands[0].dtype:
+            break   # a converted load is a computed operand (computed_operands.py)
         transposed ^= op.kind == "trans"
         value = op.operands[0]
         op = producers.get(value.id)
@@ -232,6 +235,8 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     out: list[tuple[str, int, str, int]] = []
     for nbytes, line in staged.values():
         out.append(("loop-invariant dot operand", nbytes, f"1 × {nbytes:,} B", line))
+    out.extend(_computed_operands(live, loop_dots, loop_id, producers, in_loop, env, spec, num_warps,
+                                  stages, one_at_a_time=stages <= 1 or not any(d.async_mma for d in loop_dots)))
     if stages <= 1:
         stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == "store"
                   and s.op.id in in_loop]
@@ -303,9 +308,66 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     return out
 
 
+def _computed_operands(live: Liveness, loop_dots: list[DotPlacement], loop_id: int, producers: Mapping[int, Op],
+                       in_loop: set[int], env: Mapping[str, Any], spec: GpuSpec, num_warps: int, stages: int,
+                       one_at_a_time: bool) -> list[tuple[str, int, str, int]]:
+    """Staged copies and conversion scratch of the computed operands of the loop's dots (computed_operands.py);
+    the loads they are computed from are counted with the other loads feeding dots below. fla wall-attention
+    forward, 128×64×128 tiles, 8 warps, 3 stages (Triton 3.9): its first loop stages the loop-invariant
+    q̃ (32,768 B) and the computed k̃ (16,384 B) on sm_90 and sm_100, q̃ only on sm_80; its second loop stages
+    the fp32 q̃ computed from tiles loaded before the loop (65,536 B) on sm_80 and sm_90.
+
+    A copy written before an mma.sync dot is dead once the dot has read it, so with `one_at_a_time` (no
+    async MMA in the loop, or a loop that is not pipelined) only the largest dot's copies count. Measured
+    (Triton 3.9, fla gdn2 chunk_gdn2_fwd_kernel_inter_solve_fused, a one-trip loop of six 16-row dots whose
+    operands are masked with `tl.where`): 8,192 B at BK = 64 and 16,384 at BK = 128 on sm_80/90/100, one
+    dot's [16, BK] A and [BK, 16] Bᵀ fp32 copies."""
+    out: list[tuple[str, int, str, int]] = []
+    seen: set[int] = set()
+
+    def load_inside(o: Op) -> bool:
+        return o.id in in_loop
+
+    for d in loop_dots:
+        chains: list[Chain | None] = []
+        for operand in d.op.operands[:2]:
+            chain = None
+            if _operand_source(operand, producers)[0] is None and not d.fma:
+                if transposed_source(operand, producers, load_inside) is None:
+                    chain = analyse(operand, loop_id, live, producers, env, load_inside, num_warps)
+                elif stages <= 1 and operand.id not in seen:
+                    # a transposed computed tile is staged (placement.transposed_source); counted below with
+                    # the pipelined loads when the loop is pipelined
+                    seen.add(operand.id)
+                    size = numel(operand, env)
+                    nbytes = int(size * element_bytes(operand.dtype)) if size else 0
+                    out.append(("transposed dot operand", nbytes, f"1 × {nbytes:,} B", d.op.line))
+            chains.append(chain)
+        family = spec.tensor_core if d.async_mma else "mma_sync"
+        for i, chain in enumerate(chains):
+            operand = d.op.operands[i]
+            if chain is None or operand.id in seen:
+                continue
+            seen.add(operand.id)
+            cost = operand_cost(operand, i, chain, chains[1 - i], family, env, num_warps)
+            if cost.staged:
+                label = LOOP_INVARIANT_COMPUTED if cost.invariant else "computed dot operand"
+                out.append((label, cost.staged, f"1 × {cost.staged:,} B ({cost.reason})", d.op.line))
+            if cost.scratch:
+                out.append(("dot operand conversion", cost.scratch, f"{cost.scratch:,} B ({cost.reason})", d.op.line))
+    if one_at_a_time:
+        per_dot: dict[int, int] = {}
+        for label, nbytes, _, line in out:
+            if label != LOOP_INVARIANT_COMPUTED:
+                per_dot[line] = per_dot.get(line, 0) + nbytes
+        widest = max(per_dot, key=lambda line: per_dot[line], default=None)
+        out = [b for b in out if b[0] == LOOP_INVARIANT_COMPUTED or b[3] == widest]
+    return out
+
+
 def _narrower_than_cp_async(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
     """cp.async copies 4, 8 or 16 bytes, so a load whose contiguous run is under 4 bytes stays a register load
-    and gets no buffer (AssignLatencies.cpp, isSmallLoad; placement._scalar_loaded, for operand tiles). Measured
+    and gets no buffer (AssignLatencies.cpp, isSmallLoad; operand_loads.scalar_loaded, for operand tiles). Measured
     (Triton 3.9, sm_80/90/100, fla parallel_deltaformer_bwd_kernel_u): the fp16 row statistics loaded with
     stride H (`lse_ptr + o_kv * H`) remain `tt.load`s, while fp32 statistics (attention backward's m and D)
     are pipelined."""

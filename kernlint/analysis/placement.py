@@ -11,7 +11,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint.analysis.axis_divisibility import async_copy_bytes
+from kernlint.analysis.axis_info import load_vector_bytes
+from kernlint.analysis.computed_operands import Chain, OperandCost, analyse, operand_cost
+from kernlint.analysis.operand_loads import (  # noqa: F401 - numel is imported from here by other modules
+    fma_dot as _fma_dot, narrow_async_copy as _narrow_async_copy, numel,
+    register_loaded_b as _register_loaded_b, scalar_loaded as _scalar_loaded,
+)
 from kernlint.analysis.liveness import Liveness, carried_inits, invariant_load, producers as producers_of, walk_back
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -38,16 +43,8 @@ class DotPlacement:
     fma: bool = False              # fp32 ieee dot: FMA, no tensor-core (MMA) accumulator layout
     element_loaded: tuple[Value, ...] = ()  # of register_pipelined: loaded element by element, not pipelined
     staged_loads: tuple[tuple[int, int], ...] = ()  # (load op id, bytes) making up staged_bytes
-
-
-def numel(value: Value, env: Mapping[str, Any]) -> int | None:
-    size = 1
-    for d in value.shape:
-        n = as_int(d.evaluate(env))
-        if n is None:
-            return None
-        size *= n
-    return size
+    operand_scratch_bytes: int = 0   # conversion scratch of a computed operand, alive with the loop's buffers
+    invariant_operand_bytes: int = 0  # loop-invariant computed operands, copied once before the loop
 
 
 def _producer_map(live: Liveness) -> dict[int, Op]:
@@ -64,6 +61,9 @@ def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
             if branch_value is None:
                 return None
             value = branch_value
+        elif op.kind == "cast" and op.operands and op.result is not None \
+                and op.result.dtype != op.operands[0].dtype:
+            return None   # a converted load (int8 → fp16) is a computed operand (computed_operands.py)
         elif op.operands:
             value = op.operands[0]
         op = producers.get(value.id)
@@ -121,79 +121,14 @@ def transposed_source(operand: Value, producers: Mapping[int, Op], inside: Calla
     def visit(op: Op, _: Value) -> Iterable[Value]:
         if not inside(op) or op.kind in ("load", "dot"):
             return ()
-        if op.kind == "trans" and op.operands:
+        # a transposed row or column ([1, K] → [K, 1], broadcast afterwards) is not a transposed tile: fla
+        # wall-attention's k · exp2(rᵀ − g) is read from its pipelined loads like any computed operand
+        if op.kind == "trans" and op.operands and not any(as_int(d.evaluate({})) == 1 for d in op.operands[0].shape):
             found.append(op.operands[0])
         return [v for v in op.operands if v.shape]
 
     walk_back(operand, producers, 64, visit)
     return found[0] if found else None
-
-
-def _narrow_async_copy(load: Value, env: Mapping[str, Any], num_warps: int) -> bool:
-    """Whether Triton leaves a loop load in registers because its per-thread vector is under 4 bytes.
-
-    The pipeliner only turns a load into cp.async when its per-thread contiguous width is ≥ 32 bits (cp.async
-    copies 4, 8 or 16 B; triton lib/Dialect/TritonGPU/Transforms/Pipeliner/AssignLatencies.cpp, isSmallLoad).
-    A load with at least as many elements as threads is a layout anchor (lib/Dialect/TritonGPU/Transforms/
-    Utility.cpp, isExpensiveLoadOrStore) and keeps its coalesced layout: min(16 B, numel / threads) per thread
-    (Coalesce.cpp). A smaller load takes the layout of the tile it is combined with (vectorised, ≥ 4 B).
-    Measured (Triton 3.9, w4a16 matmul, all targets): the fp16 scales row [1, BLOCK_N] with BLOCK_N = 32 ·
-    num_warps (1 half per thread) stays a tt.load; with BLOCK_N < 32 · num_warps or > it is pipelined.
-    """
-    size = numel(load, env)
-    threads = 32 * num_warps
-    if size is None or size < threads:
-        return False
-    elem = element_bytes(load.dtype)
-    per_thread = min(max(1, int(16 // elem)), max(1, size // threads))
-    return per_thread * elem < 4
-
-
-def _register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], spec: GpuSpec) -> bool:
-    """A B operand reshaped from a higher-rank load, on a target without TMA: not an async copy.
-
-    Measured (Triton 3.9, sm_80, bmm_descriptor_kernel: [1, BK, BN] descriptor blocks reshaped to [BK, BN]):
-    the reshape gives the B tile a slice layout, not a dot-operand one, so the pipeliner keeps it a register
-    tt.load (num_stages − 1 loads in flight) and stages it once through shared memory (ttg.local_alloc) for
-    the MMA; the A operand, reshaped the same way, is still a cp.async copy (num_stages − 1 buffers).
-    64×128×32 w4 s5 → 4 × 4,096 (A) + 8,192 (B) = 24,576 B. With 2-D blocks both are pipelined (49,152 B).
-    Descriptors are rewritten to pointer loads on sm_80 (no TMA) before the pipeliner runs.
-    """
-    if spec.tensor_core != "mma_sync" or load.result is None:
-        return False
-    producer = producers.get(operand.id)
-    return (producer is not None and producer.kind == "reshape"
-            and len(load.result.shape) > len(operand.shape))
-
-
-def _scalar_loaded(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
-                   carried: Mapping[int, Value] | None = None) -> bool:
-    """An operand tile whose pointers are not contiguous (e.g. offsets clamped with `tl.where` and no
-    `tl.max_contiguous` hint), not aligned (offset by a loaded integer) or masked against a loaded bound is
-    loaded element by element: under 4 B per thread, which cp.async cannot copy (triton AssignLatencies.cpp,
-    isSmallLoad; axis_divisibility.py), so the pipeliner keeps it a register load and the MMA reads it from
-    one shared buffer. Measured (Triton 3.9, examples/persistent_matmul.py, whose B offsets are clamped):
-    64×64×64 s3 → A 2 × 8,192 + B 8,192 on sm_80, A 3 × 8,192 + B 8,192 on sm_90."""
-    width = async_copy_bytes(load, producers, env, carried)
-    return width is not None and width < 4
-
-
-def _fma_dot(op: Op, env: Mapping[str, Any]) -> bool:
-    """An fp32 × fp32 dot with input_precision="ieee" (or allow_tf32=False) has no tensor-core instruction:
-    Triton lowers it to FMA on every target (no wgmma / tcgen05, no tensor memory), and the operand loads
-    are pipelined like cp.async (num_stages − 1 buffers, read back from shared memory per k-step).
-    Measured (Triton 3.9, sgemm ieee, sm_90 and sm_100): 64×64×16 w4 s5 → 4 × 8,192 = 32,768 B; 128×128×32
-    w4 s2 → 32,768 B; no mbarriers. tf32 dots of the same kernel use wgmma / tcgen05 (num_stages buffers).
-    """
-    if op.attrs.get("a_dtype") != "fp32" or op.attrs.get("b_dtype") != "fp32":
-        return False
-    precision = op.attrs.get("input_precision")
-    value = precision.evaluate(env) if precision is not None else None
-    if isinstance(value, str):
-        return value == "ieee"
-    allow_tf32 = op.attrs.get("allow_tf32")
-    value = allow_tf32.evaluate(env) if allow_tf32 is not None else None
-    return value is False
 
 
 def _views_between(operand: Value, source: Value, producers: Mapping[int, Op]) -> list[Value]:
@@ -237,9 +172,47 @@ def _hoisted(op: Op, loops: tuple[int, ...], live: Liveness, producers: Mapping[
     return loops
 
 
+def _computed_costs(op: Op, loop_id: int, live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
+                    step_loops: Mapping[int, tuple[int, ...]], async_mma: bool, spec: GpuSpec,
+                    num_warps: int) -> list[OperandCost | None]:
+    """The cost of each computed operand of a dot in a loop (computed_operands.py), None where the older
+    rules apply: loaded operands, another dot's result, loop-carried values, transposed tiles, FMA dots."""
+    if _fma_dot(op, env):
+        return [None, None]
+    def load_inside(o: Op) -> bool:
+        return loop_id in step_loops.get(o.id, ())
+    chains: list[Chain | None] = []
+    for operand in op.operands[:2]:
+        chain = None
+        if _source_load(operand, producers) is None and transposed_source(operand, producers, load_inside) is None:
+            chain = analyse(operand, loop_id, live, producers, env, load_inside, num_warps)
+        chains.append(chain)
+    family = spec.tensor_core if async_mma else "mma_sync"
+    return [None if chain is None else operand_cost(op.operands[i], i, chain, chains[1 - i], family, env, num_warps)
+            for i, chain in enumerate(chains)]
+
+
+def _pipelined_bytes(load: Op, producers: Mapping[int, Op], carried_init: Mapping[int, Value], env: Mapping[str, Any],
+                     num_warps: int) -> int:
+    """Bytes of one pipeline stage of a load feeding a computed operand: cp.async copies 4, 8 or 16 B, so a
+    narrower per-thread run stays a register load (AssignLatencies.cpp, isSmallLoad): a strided fp16 row
+    (mamba-ssm _chunk_scan_bwd_dstates_kernel's dA_cumsum, stride_dA_cs_csize unknown: not pipelined,
+    32,768 B at 64×64×64 s3 on sm_80 = dout and C only) or a 2-B scalar. A loaded fp32 scalar is pipelined
+    (measured: x · c with c = tl.load(c_ptr + i), 2 × 4 B at 3 stages on sm_80/90/100)."""
+    res = load.result
+    width = load_vector_bytes(load, producers, env, carried_init)
+    if res is None or _narrow_async_copy(res, env, num_warps) or (width is not None and width < 4):
+        return 0
+    size = numel(res, env)
+    if not size or (not res.shape and element_bytes(res.dtype) < 4):
+        return 0
+    return int(size * element_bytes(res.dtype))
+
+
 def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps: int) -> list[DotPlacement]:
     producers = _producer_map(live)
     carried = carried_inits(live)
+    carried_init = carried
     raw_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
     hoisted_loops = {s.op.id: _hoisted(s.op, s.loops, live, producers) for s in live.steps if not s.is_end}
     out: list[DotPlacement] = []
@@ -272,12 +245,23 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 if size is not None and load.result is not None:
                     staged += int(size * element_bytes(load.result.dtype))
                     staged_loads.append((load.id, int(size * element_bytes(load.result.dtype))))
-        computed = feeding = 0
+        computed = feeding = scratch = invariant_copy = 0
         in_registers: list[Value] = []
         element_loaded: list[Value] = []
         if in_loop is not None:
+            # computed operands (computed_operands.py): staged, converted or read from their pipelined loads
+            costs = _computed_costs(op, in_loop, live, producers, env, step_loops, async_mma, spec, num_warps)
+            for cost in costs:
+                if cost is None:
+                    continue
+                if cost.invariant:
+                    invariant_copy += cost.staged
+                else:
+                    computed += cost.staged
+                scratch += cost.scratch
+                feeding += sum(_pipelined_bytes(load, producers, carried_init, env, num_warps) for load in cost.feeding)
             a_operand = op.operands[0]
-            if _source_load(a_operand, producers) is None:
+            if costs[0] is None and _source_load(a_operand, producers) is None:
                 # A computed in the loop from loaded tiles (mamba's dout · exp(dA)): the MMA takes A from
                 # registers, so its feeding loads are pipelined (num_stages − 1 buffers). Measured (Triton
                 # 3.9, mamba-ssm _chunk_scan_bwd_dstates_kernel 64×64×64 s3): sm_80 2 × 8,192 (dout) +
@@ -302,7 +286,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 if through is not None:
                     size = numel(a_operand, env)
                     computed += int(size * element_bytes(a_operand.dtype)) if size else 0
-            for operand in op.operands[1:2]:  # the B operand: wgmma/tcgen05 read it from shared memory
+            for operand in op.operands[1:2] if costs[1] is None else ():
                 if _source_load(operand, producers) is None:
                     # Measured (Triton 3.9, w4a16 matmul, all targets): the raw int32 weights, scales and
                     # zero points are pipelined into num_stages − 1 buffers and the dequantised operand is
@@ -346,5 +330,5 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         tmem = spec.tensor_core == "tcgen05" and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
                                 feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded),
-                                tuple(staged_loads)))
+                                tuple(staged_loads), scratch, invariant_copy))
     return out

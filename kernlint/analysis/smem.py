@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, fits_dead_operand_copy
 from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
 from kernlint.analysis.placement import DotPlacement, numel
@@ -105,7 +106,8 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 "dot operands", operand_total,
                 f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
                 d.op.line))
-        if d.in_loop is not None and (d.computed_operand_bytes or d.feeding_load_bytes):
+        if d.in_loop is not None and (d.computed_operand_bytes or d.feeding_load_bytes or d.operand_scratch_bytes
+                                      or d.invariant_operand_bytes):
             stages, _ = loop_stages(d.in_loop)
             group = per_loop.setdefault(d.in_loop, [])
             if d.feeding_load_bytes and stages > 1:
@@ -119,6 +121,12 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
                 group.append(SmemBuffer("computed dot operand", copies, f"1 × {d.computed_operand_bytes:,} B"
                                         + (" + the previous register-staged copy" if copies > d.computed_operand_bytes
                                            else ""), d.op.line))
+            if d.invariant_operand_bytes:
+                group.append(SmemBuffer(LOOP_INVARIANT_COMPUTED, d.invariant_operand_bytes,
+                                        f"1 × {d.invariant_operand_bytes:,} B", d.op.line))
+            if d.operand_scratch_bytes:  # computed_operands.py: a register/TMEM operand converted in the loop
+                group.append(SmemBuffer("dot operand conversion", d.operand_scratch_bytes,
+                                        f"{d.operand_scratch_bytes:,} B of layout-conversion scratch", d.op.line))
             dot_loops.add(d.in_loop)
         # a tile loaded once and read by several dots is converted once: one shared copy (Triton 3.9, four
         # straight-line dots over two loaded B tiles, tests/test_smem_scratch_mechanisms.py)
@@ -214,7 +222,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     best_total = 0
     for key in set(per_loop) | set(scratch):
         group = list(per_loop.get(key, []))
-        if key in scratch:
+        if key in scratch and not fits_dead_operand_copy(group, scratch[key]):
             group.append(scratch[key])
         if key is None:
             group = _reuse_after_straight_line_dots(group, dots)

@@ -2,7 +2,7 @@
 staged from register loads.
 
 On sm_100 a dot loop whose MMA reads an operand the pipeliner could not copy asynchronously (a register load
-staged through `ttg.local_alloc`: pointers that are not contiguous or not aligned, placement._scalar_loaded)
+staged through `ttg.local_alloc`: pointers that are not contiguous or not aligned, operand_loads.scalar_loaded)
 still runs its tcgen05 MMA asynchronously, waited one iteration later: the staged copy is a loop-carried
 memdesc that the next iteration's wait reads, so two copies are alive, the async-copied operands keep
 num_stages buffers and the loop has a 2-entry mbarrier (16 B). Measured (Triton 3.9, sm_100, TTGIR:

@@ -77,7 +77,8 @@ def staged_a_operands(live: Liveness, dots: list[DotPlacement], producers: Mappi
     step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
     spans: dict[int, tuple[int | None, int, int, int, int]] = {}   # operand id → (loop, start, end, bytes, line)
     for d in dots:
-        if d.async_mma or d.fma or len(d.op.operands) < 2 or d.op.id not in step_of:
+        # a dot in a loop: its computed operands are placed by computed_operands.py (placement.place_dots)
+        if d.async_mma or d.fma or len(d.op.operands) < 2 or d.op.id not in step_of or d.in_loop is not None:
             continue
         a = d.op.operands[0]
         if a.id in spans:
