@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from kernlint.analysis.linear_layout import Layout, blocked, scratch_elements
 from kernlint.analysis.liveness import Liveness, derived
+from kernlint.analysis.operand_loads import numel
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
@@ -75,16 +76,6 @@ class OperandCost:
                                  # is written before the dot each iteration and dead after it)
 
 
-def _numel(value: Value, env: Mapping[str, Any]) -> int | None:
-    size = 1
-    for d in value.shape:
-        n = as_int(d.evaluate(env))
-        if n is None:
-            return None
-        size *= n
-    return size
-
-
 def _raw_loops(live: Liveness) -> dict[int, tuple[int, ...]]:
     return derived(live, "raw_loops", lambda: {s.op.id: s.loops for s in live.steps if not s.is_end})
 
@@ -102,7 +93,7 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
     `load_inside` says whether a load runs in the loop (a load of a fixed address counts as hoisted)."""
     raw = _raw_loops(live)
     carried = _carried_args(live).get(loop_id, set())
-    full = _numel(operand, env)
+    full = numel(operand, env)
     if full is None:
         return None
     feeding: list[Op] = []
@@ -127,7 +118,7 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
         if op.kind == "dot":
             return None
         if op.kind == "load":
-            size = _numel(v, env)
+            size = numel(v, env)
             if size is not None and size >= full and v.shape:
                 tile_bytes = max(tile_bytes, int(element_bytes(v.dtype)))
             if load_inside(op):
@@ -147,7 +138,7 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
             stack.extend(op.operands)
             continue
         # defined before the loop (a tile, a broadcast vector, a scalar): what enters the loop's chain
-        size = _numel(v, env)
+        size = numel(v, env)
         if not v.shape:
             blocked = blocked or "a scalar multiplied in"
         elif size is not None and size >= full:
@@ -193,7 +184,7 @@ def _tile_load_bytes(value: Value, producers: Mapping[int, Op], env: Mapping[str
         if op is None:
             continue
         if op.kind == "load":
-            size = _numel(v, env)
+            size = numel(v, env)
             if size is not None and size >= full and v.shape:
                 best = max(best, int(element_bytes(v.dtype)))
             continue
@@ -315,7 +306,7 @@ def operand_cost(operand: Value, index: int, chain: Chain, other: Chain | None, 
                  env: Mapping[str, Any], num_warps: int) -> OperandCost:
     """Shared memory one computed operand costs (see the module docstring for the measurements). `family`
     is the MMA the dot lowers to ("mma_sync", "wgmma", "tcgen05"); `other` is the other operand's chain."""
-    size = _numel(operand, env) or 0
+    size = numel(operand, env) or 0
     nbytes = int(size * element_bytes(operand.dtype))
     feeding = () if chain.invariant else chain.feeding
     if family == "mma_sync":
