@@ -37,8 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, walk_back
-from kernlint.analysis.axis_divisibility import async_copy_bytes
+from kernlint.analysis.liveness import Liveness, loop_ops, walk_back
+from kernlint.analysis.async_copy import async_copy_bytes
 from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, Chain, analyse, operand_cost
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel, transposed_source
@@ -252,6 +252,15 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     transient: list[tuple[str, int, str, int]] = []
     for tile in tiles.values():
         line = tile.load.line
+        if _narrower_than_cp_async(tile.load, producers, env, loops=loop_ops(live)):
+            # under 4 B per thread (contiguity, alignment, mask: axis_divisibility.py): no cp.async, a register
+            # load copied once into shared memory for the loop's MMAs. Measured (Triton 3.9, Kᵀ read at
+            # k_ptr + n·1 + d, so rows start at every element; tests/test_register_loaded_operands.py): one
+            # copy beside V's num_stages − 1 / num_stages / num_stages buffers on sm_80 / sm_90 / sm_100, as
+            # unsloth _lh_fwd (HEAD_DIM 128, 8 warps, 3 stages): 131,072 / 163,840 / 163,872 B
+            out.append(("register-loaded dot operand", tile.nbytes,
+                        f"1 × {tile.nbytes:,} B (under 4 B per thread: no cp.async)", line))
+            continue
         if not all(tile.async_users):
             if _register_resident(tile, producers, carried_init, env):
                 scratch = TRANSPOSE_SCRATCH_PER_WARP * max(4, num_warps)
@@ -365,11 +374,12 @@ def _computed_operands(live: Liveness, loop_dots: list[DotPlacement], loop_id: i
     return out
 
 
-def _narrower_than_cp_async(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any]) -> bool:
+def _narrower_than_cp_async(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
+                            carried: Mapping[int, Value] | None = None, loops: Sequence[Op] = ()) -> bool:
     """cp.async copies 4, 8 or 16 bytes, so a load whose contiguous run is under 4 bytes stays a register load
     and gets no buffer (AssignLatencies.cpp, isSmallLoad; operand_loads.scalar_loaded, for operand tiles). Measured
     (Triton 3.9, sm_80/90/100, fla parallel_deltaformer_bwd_kernel_u): the fp16 row statistics loaded with
     stride H (`lse_ptr + o_kv * H`) remain `tt.load`s, while fp32 statistics (attention backward's m and D)
     are pipelined."""
-    width = async_copy_bytes(load, producers, env)  # contiguity, alignment and mask (axis_divisibility.py)
+    width = async_copy_bytes(load, producers, env, carried, loops)  # contiguity, alignment, mask (axis_divisibility)
     return width is not None and width < 4

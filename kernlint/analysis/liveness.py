@@ -177,6 +177,11 @@ def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
     return live.cache[name]  # type: ignore[no-any-return]
 
 
+def loop_ops(live: Liveness) -> list[Op]:
+    """The loop ops in program order (memoised with `derived`)."""
+    return derived(live, "loop_ops", lambda: [s.op for s in live.steps if s.op.kind == "for" and not s.is_end])
+
+
 def carried_inits(live: Liveness) -> dict[int, Value]:
     """Loop-carried block argument id → the value entering the loop (memoised with `derived`)."""
     return derived(live, "carried_inits", lambda: {c.arg.id: c.init for s in live.steps

@@ -2,10 +2,10 @@
 tiles, element-by-element loads and FMA dots (placement.py's per-load decisions, with their measurements)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kernlint.analysis.axis_divisibility import async_copy_bytes
+from kernlint.analysis.async_copy import async_copy_bytes
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -59,14 +59,14 @@ def register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], spe
 
 
 def scalar_loaded(load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
-                   carried: Mapping[int, Value] | None = None) -> bool:
+                   carried: Mapping[int, Value] | None = None, loops: Sequence[Op] = ()) -> bool:
     """An operand tile whose pointers are not contiguous (e.g. offsets clamped with `tl.where` and no
     `tl.max_contiguous` hint), not aligned (offset by a loaded integer) or masked against a loaded bound is
     loaded element by element: under 4 B per thread, which cp.async cannot copy (triton AssignLatencies.cpp,
     isSmallLoad; axis_divisibility.py), so the pipeliner keeps it a register load and the MMA reads it from
     one shared buffer. Measured (Triton 3.9, examples/persistent_matmul.py, whose B offsets are clamped):
     64×64×64 s3 → A 2 × 8,192 + B 8,192 on sm_80, A 3 × 8,192 + B 8,192 on sm_90."""
-    width = async_copy_bytes(load, producers, env, carried)
+    width = async_copy_bytes(load, producers, env, carried, loops)
     return width is not None and width < 4
 
 

@@ -17,7 +17,8 @@ from kernlint.analysis.operand_loads import (  # noqa: F401 - numel is imported 
     fma_dot as _fma_dot, narrow_async_copy as _narrow_async_copy, numel,
     register_loaded_b as _register_loaded_b, scalar_loaded as _scalar_loaded,
 )
-from kernlint.analysis.liveness import Liveness, carried_inits, invariant_load, producers as producers_of, walk_back
+from kernlint.analysis.liveness import (Liveness, carried_inits, invariant_load, loop_ops, producers as producers_of,
+                                        walk_back)
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -213,6 +214,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
     producers = _producer_map(live)
     carried = carried_inits(live)
     carried_init = carried
+    all_loops = loop_ops(live)
     raw_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
     hoisted_loops = {s.op.id: _hoisted(s.op, s.loops, live, producers) for s in live.steps if not s.is_end}
     out: list[DotPlacement] = []
@@ -276,7 +278,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                     # a load under 4 B per thread is no cp.async: it stays a register load (mamba's dA_cs_k,
                     # fp16 at a run-time stride: 40,960 B on sm_90 is dout's 2 × 8,192 + B's 3 × 8,192 only)
                     if res is None or _narrow_async_copy(res, env, num_warps) \
-                            or _scalar_loaded(load, producers, env, carried):
+                            or _scalar_loaded(load, producers, env, carried, all_loops):
                         continue
                     if through is not None and len(res.shape) == len(a_operand.shape) \
                             and not (async_mma and spec.tensor_core == "tcgen05"):
@@ -296,15 +298,15 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                         size = numel(operand, env)
                         computed += int(size * element_bytes(operand.dtype)) if size else 0
                         for load in loads:
-                            if load.result is not None and (_narrow_async_copy(load.result, env, num_warps)
-                                                            or _scalar_loaded(load, producers, env, carried)):
+                            narrow = _scalar_loaded(load, producers, env, carried, all_loops)
+                            if load.result is not None and (_narrow_async_copy(load.result, env, num_warps) or narrow):
                                 continue
                             lsize = numel(load.result, env) if load.result is not None else None
                             if lsize and load.result is not None:
                                 feeding += int(lsize * element_bytes(load.result.dtype))
             for index, operand in enumerate(op.operands[:2]):
                 load = _source_load(operand, producers)
-                scalar = load is not None and _scalar_loaded(load, producers, env)
+                scalar = load is not None and _scalar_loaded(load, producers, env, loops=all_loops)
                 if load is not None and (index == 1 and _register_loaded_b(operand, load, producers, spec) or scalar):
                     if in_loop not in step_loops.get(load.id, ()):
                         # the same tile every trip: loaded once and already counted in `staged`. Measured

@@ -156,6 +156,8 @@ class ControlFlowLowering(_Base):
              # the induction variable and the run-time bounds in place (axis_divisibility: its divisibility
              # is gcd(lower bound, step), AxisInfo.visitForOpInductionVar)
              "iv": iv, "bound_values": tuple(b if isinstance(b, Value) else None for b in bounds or []),
+             # hints set on block arguments in the body (grouped GEMM's `tl.multiple_of(a_ptrs, [16, 16])`)
+             "arg_hints": {a.id: self.value_hints[a.id] for a in args.values() if a.id in self.value_hints},
              # run-time values that steer the loop (bounds, a while condition): kept by dead-code elimination
              "steering": tuple(b for b in bounds or [] if isinstance(b, Value)) + cond_values},
             (Region(tuple(ops)),), tuple(c.yielded for c in carried)))

@@ -41,6 +41,8 @@ class Lowerer(ControlFlowLowering):
         self.bound: dict[str, Any] = dict(bound or {})
         # the constexprs of the conditions left undecided (both branches lowered, merged per config)
         self.branch_symbols: set[str] = set()
+        # hints (`tl.multiple_of`, `tl.max_contiguous`) on values no op produced: loop block arguments
+        self.value_hints: dict[int, dict[str, Any]] = {}
         self.module = self.home = module
         self.helpers = helpers
         self.arg_types = dict(arg_types or {})

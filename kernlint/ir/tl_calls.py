@@ -326,6 +326,8 @@ def _hint(attr: str) -> Handler:
                 if op is not None:
                     op.attrs[attr] = hint
                     break
+            else:   # a loop's block argument (a carried pointer): recorded on the loop (control_flow.loop)
+                lo.value_hints.setdefault(x.id, {})[attr] = hint
         return x
     return record
 
