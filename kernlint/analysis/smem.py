@@ -27,7 +27,7 @@ from kernlint.analysis.smem_swizzle import pad_staged_operand, staged_across_loo
 from kernlint.analysis.smem_types import SmemBuffer, SmemEstimate
 from kernlint.analysis.smem_straight import region_buffers, straight_line_region
 from kernlint.analysis.smem_staged_a import LABEL as STAGED_A
-from kernlint.analysis.smem_staged_a import staged_a_operands
+from kernlint.analysis.smem_staged_a import staged_a_operands, staged_a_spans
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
@@ -194,11 +194,13 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     region, region_keys, effective, folded = straight_line_region(live, dots, loop_ops, env)
     if region:
         for key in region_keys:
+            # the region's timeline holds its staged A tiles too (their own peak added to it over-counted)
             per_loop[key] = [b for b in per_loop.pop(key, []) if key is None and b.label not in (
-                "loop-invariant dot operand", "mbarriers")]
+                "loop-invariant dot operand", "mbarriers", STAGED_A)]
+        staged = [(a, z, b) for loop, a, z, b, _ in staged_a_spans(live, dots, producers, env) if loop in region_keys]
         per_loop[None].extend(SmemBuffer(*b) for b in region_buffers(
             live, dots, region, [c for c in conversions if c.loop in region_keys and c.step >= 0], effective,
-            folded, env, spec))
+            folded, env, spec, staged))
         timed |= region_keys
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
     scratch: dict[int | None, SmemBuffer] = {}

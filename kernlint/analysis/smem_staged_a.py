@@ -70,9 +70,11 @@ def _through_where(operand: Value, producers: Mapping[int, Op], merges: Mapping[
     return found["where"] and not found["dot"]
 
 
-def staged_a_operands(live: Liveness, dots: list[DotPlacement], producers: Mapping[int, Op],
-                      env: Mapping[str, Any]) -> dict[int | None, tuple[int, str, int]]:
-    """Loop (None: top level) → (peak bytes of the staged A tiles alive together, detail, line)."""
+def staged_a_spans(live: Liveness, dots: list[DotPlacement], producers: Mapping[int, Op],
+                   env: Mapping[str, Any]) -> list[tuple[int | None, int, int, int, int]]:
+    """Each staged A tile as (loop, first step, last step, bytes, line), steps indexing live.steps: a straight-
+    line region (smem_straight.py) puts them on its own timeline, where adding their peak to the region's
+    over-counts tiles that are not alive at the region's peak (fla gdn2: 11,264 B against Triton's 8,192)."""
     merges = derived(live, "staged-a merges", lambda: _merges(live))
     step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
     spans: dict[int, tuple[int | None, int, int, int, int]] = {}   # operand id → (loop, start, end, bytes, line)
@@ -92,6 +94,13 @@ def staged_a_operands(live: Liveness, dots: list[DotPlacement], producers: Mappi
             continue
         spans[a.id] = (d.in_loop, step_of[producer.id], step_of[d.op.id], int(size * element_bytes(a.dtype)),
                        producer.line)
+    return list(spans.values())
+
+
+def staged_a_operands(live: Liveness, dots: list[DotPlacement], producers: Mapping[int, Op],
+                      env: Mapping[str, Any]) -> dict[int | None, tuple[int, str, int]]:
+    """Loop (None: top level) → (peak bytes of the staged A tiles alive together, detail, line)."""
+    spans = {i: span for i, span in enumerate(staged_a_spans(live, dots, producers, env))}
     out: dict[int | None, tuple[int, str, int]] = {}
     for loop in {s[0] for s in spans.values()}:
         group = [s for s in spans.values() if s[0] == loop]

@@ -79,8 +79,10 @@ def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int
 
 def region_buffers(live: Liveness, dots: Sequence[DotPlacement], region: Sequence[DotPlacement],
                    conversions: Sequence[Conversion], effective: Mapping[int, int | None], folded: set[int],
-                   env: Mapping[str, Any], spec: GpuSpec) -> list[tuple[str, int, str, int]]:
-    """(label, bytes, detail, line) of the straight-line region's peak: copies, conversions and a barrier."""
+                   env: Mapping[str, Any], spec: GpuSpec,
+                   staged: Sequence[tuple[int, int, int]] = ()) -> list[tuple[str, int, str, int]]:
+    """(label, bytes, detail, line) of the straight-line region's peak: copies, conversions, the staged A
+    tiles of smem_staged_a (`staged`: first step, last step, bytes) and a barrier."""
     producers = producers_of(live)
     step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
     moved = fold_positions(live, region, folded)
@@ -121,6 +123,7 @@ def region_buffers(live: Liveness, dots: Sequence[DotPlacement], region: Sequenc
             start = first  # mma.sync: the copy is not made above a store (dot_buffers._unpipelined_peak)
         events.append((start, max(start, last), nbytes))
     events.extend((c.step, c.step, c.bytes) for c in conversions)
+    events.extend(staged)
     points = sorted({e[0] for e in events} | {e[1] for e in events})
     peak = max((sum(b for a, z, b in events if a <= p <= z) for p in points), default=0)
     line = min(d.op.line for d in region)
