@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, loop_ops, walk_back
+from kernlint.analysis.liveness import Liveness, carried_inits, loop_ops, step_positions, walk_back
 from kernlint.analysis.async_copy import async_copy_bytes
 from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, Chain, analyse, operand_cost
@@ -204,10 +204,9 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     bytes) are the loop's conversions, timed against the copies when the loop is not pipelined."""
     producers = _producer_map(live)
     in_loop = {s.op.id for s in live.steps if not s.is_end and loop_id in s.loops}
-    carried_init = {c.arg.id: c.init for s in live.steps if s.op.kind == "for" and not s.is_end
-                    for c in s.op.attrs.get("carried", ())}
+    carried_init = carried_inits(live)
     loop_dots = [d for d in dots if d.in_loop == loop_id]
-    step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    step_of = step_positions(live)
     loop_dots.sort(key=lambda d: step_of[d.op.id])
     depth: dict[int, int] = {}
     for d in loop_dots:

@@ -182,6 +182,12 @@ def loop_ops(live: Liveness) -> list[Op]:
     return derived(live, "loop_ops", lambda: [s.op for s in live.steps if s.op.kind == "for" and not s.is_end])
 
 
+def step_positions(live: Liveness) -> dict[int, int]:
+    """Op id → its index in live.steps (the opening step of a loop or if; memoised with `derived`: do not
+    mutate it). Positions compare program order across the smem and register rules."""
+    return derived(live, "step_positions", lambda: {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end})
+
+
 def carried_inits(live: Liveness) -> dict[int, Value]:
     """Loop-carried block argument id → the value entering the loop (memoised with `derived`)."""
     return derived(live, "carried_inits", lambda: {c.arg.id: c.init for s in live.steps

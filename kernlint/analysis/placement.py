@@ -213,7 +213,6 @@ def _pipelined_bytes(load: Op, producers: Mapping[int, Op], carried_init: Mappin
 def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps: int) -> list[DotPlacement]:
     producers = _producer_map(live)
     carried = carried_inits(live)
-    carried_init = carried
     all_loops = loop_ops(live)
     raw_loops = {s.op.id: s.loops for s in live.steps if not s.is_end}
     hoisted_loops = {s.op.id: _hoisted(s.op, s.loops, live, producers) for s in live.steps if not s.is_end}
@@ -261,7 +260,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                 else:
                     computed += cost.staged
                 scratch += cost.scratch
-                feeding += sum(_pipelined_bytes(load, producers, carried_init, env, num_warps) for load in cost.feeding)
+                feeding += sum(_pipelined_bytes(load, producers, carried, env, num_warps) for load in cost.feeding)
             a_operand = op.operands[0]
             if costs[0] is None and _source_load(a_operand, producers) is None:
                 # A computed in the loop from loaded tiles (mamba's dout · exp(dA)): the MMA takes A from

@@ -22,7 +22,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, producers as producers_of, readers as readers_of, walk_back
+from kernlint.analysis.liveness import (Liveness, producers as producers_of, readers as readers_of, step_positions,
+                                       walk_back)
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.analysis.register_merges import merge_sources
 from kernlint.ir.nodes import Op, Value, element_bytes
@@ -231,7 +232,7 @@ def deferred_row_sums(live: Liveness, dots: list[DotPlacement], env: Mapping[str
         return {}
     users = readers_of(live)
     producers = producers_of(live)
-    step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    step_of = step_positions(live)
     end_of = {s.op.id: i for i, s in enumerate(live.steps) if s.is_end}
     out: dict[int, tuple[int, int]] = {}
     for d in dots:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, derived
+from kernlint.analysis.liveness import Liveness, derived, step_positions
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.ir.nodes import Op, Value, element_bytes
 
@@ -76,7 +76,7 @@ def staged_a_spans(live: Liveness, dots: list[DotPlacement], producers: Mapping[
     line region (smem_straight.py) puts them on its own timeline, where adding their peak to the region's
     over-counts tiles that are not alive at the region's peak (fla gdn2: 11,264 B against Triton's 8,192)."""
     merges = derived(live, "staged-a merges", lambda: _merges(live))
-    step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    step_of = step_positions(live)
     spans: dict[int, tuple[int | None, int, int, int, int]] = {}   # operand id → (loop, start, end, bytes, line)
     for d in dots:
         # a dot in a loop: its computed operands are placed by computed_operands.py (placement.place_dots)

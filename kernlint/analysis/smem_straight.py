@@ -23,14 +23,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kernlint.analysis.dot_buffers import _operand_source
-from kernlint.analysis.liveness import Liveness, producers as producers_of, readers as readers_of
+from kernlint.analysis.dot_buffers import MMA_WAIT_BARRIER_BYTES, _operand_source
+from kernlint.analysis.liveness import Liveness, producers as producers_of, readers as readers_of, step_positions
 from kernlint.analysis.placement import DotPlacement, numel, transposed_source
 from kernlint.analysis.smem_convert import Conversion
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes
 
-MMA_WAIT_BARRIER_BYTES = 8
 
 
 def effective_loops(live: Liveness, folded: set[int]) -> dict[int, int | None]:
@@ -60,7 +59,7 @@ def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int
     """Dot op id → the step of the add Triton's combine pattern re-creates it at (see the module note)."""
     producers = producers_of(live)
     readers = readers_of(live)
-    step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    step_of = step_positions(live)
     carried_init = {c.arg.id: (c.init, s.op.id) for s in live.steps if s.op.kind == "for" and not s.is_end
                     for c in s.op.attrs.get("carried", ())}
     out: dict[int, int] = {}
@@ -84,7 +83,7 @@ def region_buffers(live: Liveness, dots: Sequence[DotPlacement], region: Sequenc
     """(label, bytes, detail, line) of the straight-line region's peak: copies, conversions, the staged A
     tiles of smem_staged_a (`staged`: first step, last step, bytes) and a barrier."""
     producers = producers_of(live)
-    step_of = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
+    step_of = step_positions(live)
     moved = fold_positions(live, region, folded)
     stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == "store"
               and effective.get(s.op.id) is None]
