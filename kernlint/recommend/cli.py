@@ -219,6 +219,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                         out.write(f"    {i}. {c.label()}\n       {c.score.rationale()}\n")
                         if c.space_note():
                             out.write(f"       {c.space_note()}\n")
+                        if c.stages_note():
+                            out.write(f"       {c.stages_note()}\n")
                     out.writelines(f"    {note}\n" for note in rec.notes)
                     if rec.author:
                         out.write(f"    author: {rec.author.label()}  ({rec.author.score.rationale()})\n")

@@ -46,6 +46,8 @@ class Candidate:
     in_author_space: bool = True
     outside: dict[str, str] = field(default_factory=dict)   # constexpr → the author's values (rationale)
     verified: str | None = None          # `--verify`: how this outside-space config was checked
+    # other num_stages values with the same estimate, listed once (ranking.collapse_stage_variants)
+    equivalent_stages: tuple[int, ...] = ()
 
     def space_note(self) -> str:
         """'' inside the author's space; else which constexprs leave it and whether that was verified."""
@@ -53,6 +55,14 @@ class Candidate:
             return ""
         what = ", ".join(f"{k}={self.constexprs.get(k)} (author: {v})" for k, v in self.outside.items())
         return f"outside the author's space: {what or 'constexprs'}; " + (self.verified or "not verified")
+
+    def stages_note(self) -> str:
+        """'' unless other num_stages values were folded into this entry."""
+        if not self.equivalent_stages:
+            return ""
+        values = ", ".join(map(str, self.equivalent_stages))
+        return (f"num_stages {values} give the same estimate (no multi-buffered loop in the model): "
+                f"listed once, with the fewest")
 
     def config(self) -> dict[str, Any]:
         return {"kwargs": dict(self.constexprs), "num_warps": self.num_warps, "num_stages": self.num_stages}

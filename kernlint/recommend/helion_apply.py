@@ -58,6 +58,8 @@ def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top
         out.write(f"  {label}: searched {rec.searched} helion.Configs ({sum(rec.rejected.values())} infeasible)\n")
         for i, c in enumerate(rec.ranked[:top_k], 1):
             out.write(f"    {i}. {config_text(c)}\n       {c.score.rationale()}\n")
+            if c.stages_note():
+                out.write(f"       {c.stages_note()}\n")
         if rec.author:
             out.write(f"    author: {config_text(rec.author)}  ({rec.author.score.rationale()})\n")
         entries.append(entry(t, rec, label))

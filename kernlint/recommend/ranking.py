@@ -24,7 +24,7 @@ def finish(rec: Any, cands: list[Candidate], top_k: int) -> Any:
     if not cands:
         rec.reason = rec.reason or ("no config fits: " + ", ".join(f"{k} ×{v}" for k, v in rec.rejected.items()))
         return rec
-    rec.ranked = rank(cands)[:top_k]
+    rec.ranked = collapse_stage_variants(rank(cands))[:top_k]
     author = getattr(rec, "author", None)
     # the bar is the author config the model ranks first, even where `incumbent` keeps a near-equal one
     floor = getattr(rec, "author_floor_us", None) or (author.score.time_us if author is not None else 0.0)
@@ -33,10 +33,42 @@ def finish(rec: Any, cands: list[Candidate], top_k: int) -> Any:
         gain = 1 - rec.ranked[0].score.time_us / floor
         rec.kept_author = (f"the author's autotuned config is kept first: the best searched config is modelled "
                            f"only {gain:.0%} faster (< {AUTHOR_MARGIN:.0%}, within the model's ranking error)")
-        same = (author.constexprs, author.num_warps, author.num_stages)
-        rest = [c for c in rec.ranked if (c.constexprs, c.num_warps, c.num_stages) != same]
+        # the author's config replaces its own entry, and any stage variant folded into it
+        twin = next((c for c in rec.ranked if _equivalence_key(c) == _equivalence_key(author)), None)
+        if twin is not None and twin is not author:
+            author.equivalent_stages = tuple(sorted({*twin.equivalent_stages, twin.num_stages, author.num_stages}))
+        rest = [c for c in rec.ranked if c is not twin and (c.constexprs, c.num_warps, c.num_stages)
+                != (author.constexprs, author.num_warps, author.num_stages)]
         rec.ranked = [author, *rest][:top_k]
     return rec
+
+
+def collapse_stage_variants(ranked: list[Candidate]) -> list[Candidate]:
+    """One entry per config that only `num_stages` tells apart where the model sees no difference.
+
+    `num_stages` only multi-buffers loops whose loads Triton's pipeliner handles; where a kernel has none, the
+    stage variants of a config get the same estimate (same shared memory, registers and modelled time) and,
+    on the H200, the same cubin (runs 20-21 hashed them: every stage variant of the streaming row kernels
+    compiled alike). Listing them separately filled a top 3 with one program three times, and seeded an
+    autotuner with duplicates. The first in rank order is kept (the fewest stages: ties go to fewer stages)
+    and names the stage values it stands for."""
+    kept: dict[tuple[Any, ...], Candidate] = {}
+    out: list[Candidate] = []
+    for c in ranked:
+        first = kept.setdefault(_equivalence_key(c), c)
+        if first is c:
+            out.append(c)
+        else:
+            first.equivalent_stages = tuple(sorted({*first.equivalent_stages, first.num_stages, c.num_stages}))
+    return out
+
+
+def _equivalence_key(c: Candidate) -> tuple[Any, ...]:
+    """What the model knows of a config apart from its num_stages: equal keys, indistinguishable configs."""
+    r, m = c.estimate.registers, c.estimate.smem
+    # helion configs hold lists (block_sizes=[64, 64, 32]): their repr is the hashable identity
+    return (repr(sorted(c.constexprs.items())), c.num_warps, round(c.score.time_us, 6),
+            m.total if m else None, (r.allocated, r.spill_bytes) if r else None, c.in_author_space)
 
 
 def _rank_key(c: Candidate) -> tuple[bool, float, float, int, int]:
