@@ -9,6 +9,7 @@ get under 4 contiguous bytes is not copied asynchronously).
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from math import gcd
 from typing import Any
@@ -22,6 +23,34 @@ def tile_shape(value: Value, env: Mapping[str, Any]) -> tuple[int, ...] | None:
     if any(d is None or d < 1 for d in dims):
         return None
     return dims  # type: ignore[return-value]
+
+
+Memo = dict[int, "tuple[tuple[int, ...], tuple[int, ...]] | None"]
+# A config sweep asks the same questions of one kernel under one constexpr binding for every num_warps and
+# num_stages (42 configs per binding in `recommend`), from several call sites that each build a Contiguity:
+# the answers depend only on the producer map, the binding, `optimistic` and `carried`, so instances with
+# equal inputs share one memo. The producer map is held by the entry, so its id cannot be reused while the
+# entry lives (a recommend search of liger's fused MoE kernels spent half its time recomputing these).
+_SHARED: OrderedDict[tuple[Any, ...], tuple[object, Memo]] = OrderedDict()
+_SHARED_ENTRIES = 256
+
+
+def _shared_memo(producers: Mapping[int, Op], env: Mapping[str, Any], optimistic: bool,
+                 carried: Mapping[int, Value]) -> Memo:
+    try:
+        key = (id(producers), frozenset((k, type(v), v) for k, v in env.items()), optimistic,
+               tuple(sorted((k, v.id) for k, v in carried.items())))
+        hit = _SHARED.get(key)
+    except TypeError:  # an unhashable value in the binding: a memo of its own
+        return {}
+    if hit is not None and hit[0] is producers:
+        _SHARED.move_to_end(key)
+        return hit[1]
+    memo: Memo = {}
+    _SHARED[key] = (producers, memo)
+    if len(_SHARED) > _SHARED_ENTRIES:
+        _SHARED.popitem(last=False)
+    return memo
 
 
 class Contiguity:
@@ -38,7 +67,7 @@ class Contiguity:
         # optimistic: an op this pass does not model keeps its operands' contiguity (used to decide that a
         # load is NOT vectorised, which needs positive evidence such as a `tl.where` clamp)
         self.optimistic = optimistic
-        self.memo: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}
+        self.memo = _shared_memo(producers, env, optimistic, self.carried)
 
     def info(self, value: Value, depth: int = 0) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         if value.id in self.memo:

@@ -124,6 +124,15 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     fixed: dict[str, Any] = {}
     author_values: dict[str, frozenset[int]] = {}
     loop_steps = {ast_name(lf.step) for lf in src.loops.values()} - {None}
+    # constexprs that size a tl.dot operand: Triton's frontend wants every dot dim >= 16 (min_dot_size), and
+    # past 256 a dim is more than one MMA instruction (wgmma N <= 256) and its operands outgrow shared memory
+    dot_dims: set[str] = set()
+    for op, _ in ir.walk():
+        if op.kind == "dot":
+            for dim in ("M", "N", "K"):
+                expr = op.attrs.get(dim)
+                if hasattr(expr, "free_symbols"):
+                    dot_dims |= expr.free_symbols()
     for name in ir.constexprs:
         if name in bucket:
             v = bucket[name]
@@ -140,15 +149,16 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
             tunable[name] = pow2_between(min(ints), max(ints))
             author_values[name] = frozenset(ints)
         elif name in tiles and name in loop_steps:
-            # a looped block: any power of two works; wider than the loop's extent only wastes lanes
-            hi = 65536
+            # a looped block: any power of two works; wider than the loop's extent only wastes lanes. One that
+            # sizes a dot operand stays within MMA tile sizes (a K step of 65536 was searched, 16-64 was not)
+            lo, hi = (DOT_DIM_RANGE if name in dot_dims else (128, 65536))
             for lf in src.loops.values():
                 if ast_name(lf.step) == name:
                     from kernlint.recommend.source import SafeEval
                     stop = SafeEval(bucket, lf.locals)(lf.stop)
                     if isinstance(stop, (int, float)) and stop > 0:
                         hi = min(hi, 1 << max(0, int(stop) - 1).bit_length())
-            tunable[name] = pow2_between(min(128, hi), hi)
+            tunable[name] = pow2_between(min(lo, hi), hi)
             launched = src.launch_value(name, bucket)
             author_values[name] = frozenset([launched]) if isinstance(launched, int) else frozenset()
         elif vals:
@@ -202,12 +212,16 @@ def _relations_ok(values: Mapping[str, Any], rel: list[tuple[str, str, str]]) ->
     return True
 
 
+SMEM_OVER = "shared memory over the limit"
+DOT_DIM_RANGE = (16, 256)   # block sizes searched for a looped constexpr that sizes a tl.dot operand
+
+
 def infeasible_reason(est: Any) -> str | None:
     """Why a config cannot be recommended (None: it can), shared by the Triton and Helion searches."""
     if not est.estimated:
         return "not modelled"
     if est.smem_over:
-        return "shared memory over the limit"
+        return SMEM_OVER
     if est.tmem_over:
         return "tensor memory over the limit"
     if est.occupancy is None or est.occupancy.ctas_per_sm == 0:
@@ -299,9 +313,18 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
             continue
         outside = outside_author_space(values, space)
         for nw in WARPS:
-            for ns in space.stages:
+            over = False   # an earlier (fewer) stage count of this config was over the shared-memory limit
+            for ns in sorted(space.stages):
                 rec.searched += 1
+                if over:
+                    # shared memory never shrinks with num_stages (an invariant benchmarks/fuzz.py checks on
+                    # generated kernels), so deeper pipelines of an over-limit config are over it too: not
+                    # estimated again (a kernel with 3 block sizes spent most of its search on such configs)
+                    rec.rejected[SMEM_OVER] += 1
+                    continue
+                before = rec.rejected[SMEM_OVER]
                 c = _evaluate(kernel, src, spec, values, nw, ns, env, rec.rejected)
+                over = rec.rejected[SMEM_OVER] > before
                 if c is not None:
                     c.in_author_space = not outside
                     c.outside = outside
