@@ -9,7 +9,7 @@ such values, so the liveness sweep drops them before anything is counted.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 from kernlint.ir.nodes import Op, Value
@@ -38,10 +38,12 @@ def _roots(steps: Sequence[_Step], returned: Sequence[Value]) -> set[int]:
     return needed
 
 
-def needed_op_ids(steps: Sequence[_Step], returned: Sequence[Value] = ()) -> set[int]:
+def needed_op_ids(steps: Sequence[_Step], returned: Sequence[Value] = (), folded: Collection[int] = ()) -> set[int]:
     """Ids of the ops to keep: side effects, control flow with the values that steer it, result-less ops of
     kinds this pass does not know, what a helper returns, and every op whose result something kept reads
-    (through loop-carried values and if-merges too)."""
+    (through loop-carried values and if-merges too). In a loop of `folded` (one trip, straight-line code to
+    Triton) the value yielded for the next iteration is kept only if something after the loop reads it: a
+    pointer advanced at the end of the body (`k_ptrs += BLOCK_N * stride`) is dead there."""
     needed = _roots(steps, returned)
 
     def need(values: Sequence[Value]) -> bool:
@@ -57,7 +59,12 @@ def needed_op_ids(steps: Sequence[_Step], returned: Sequence[Value] = ()) -> set
             if op.kind == "for":
                 # the block argument is the init on entry and the yielded value afterwards: one variable
                 for c in op.attrs.get("carried", ()) if not step.is_end else ():
-                    if {c.arg.id, c.yielded.id} & needed:
+                    if op.id in folded:
+                        if c.arg.id in needed:
+                            changed |= need((c.init,))
+                        if c.yielded.id in needed:
+                            changed |= need((c.arg, c.init))
+                    elif {c.arg.id, c.yielded.id} & needed:
                         changed |= need((c.arg, c.init, c.yielded))
             elif op.kind == "if":
                 for phi, then_value, else_value in op.attrs.get("merges", ()) if step.is_end else ():

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kernlint.analysis.dead_code import needed_op_ids
+from kernlint.analysis.loop_trips import static_trips
 from kernlint.ir.nodes import KernelIR, Op, Region, Value
 from kernlint.ir.symbolic import Unknown
 
@@ -30,6 +31,8 @@ class Liveness:
     steps: tuple[Step, ...]
     values: Mapping[int, Value]
     intervals: Mapping[int, tuple[int, int]]   # value id → (defining step, last using step)
+    folded: frozenset[int] = frozenset()       # ids of the loops of one trip (straight-line code to Triton)
+    taken: Mapping[int, Value] = field(default_factory=dict)  # merge result id → its value where the `if` is decided
     # facts derived from this liveness alone (`derived`); shared by the sweep points that share it
     cache: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
@@ -43,16 +46,20 @@ def occupies(start: int, end: int, index: int) -> bool:
     return start <= index < end or index == start == end
 
 
-def _taken_regions(op: Op, env: Mapping[str, Any]) -> tuple[Region, ...]:
-    if op.kind != "if":
-        return op.regions
-    cond = op.attrs.get("cond")
+def _taken_side(op: Op, env: Mapping[str, Any]) -> int | None:
+    """0 (then) or 1 (else) for an `if` whose condition the constexprs decide, else None."""
+    cond = op.attrs.get("cond") if op.kind == "if" else None
     if cond is None:
-        return op.regions
+        return None
     value = cond.evaluate(env)
     if isinstance(value, Unknown):
-        return op.regions
-    return (op.regions[0],) if value else (op.regions[1],)
+        return None
+    return 0 if value else 1
+
+
+def _taken_regions(op: Op, env: Mapping[str, Any]) -> tuple[Region, ...]:
+    side = _taken_side(op, env)
+    return op.regions if side is None else (op.regions[side],)
 
 
 def linearize(ir: KernelIR, env: Mapping[str, Any]) -> list[Step]:
@@ -97,7 +104,13 @@ def _read_merge_results(steps: list[Step]) -> set[int]:
 
 def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     steps = linearize(ir, env)
-    keep = needed_op_ids(steps, ir.returned)   # what Triton's dead-code elimination leaves (dead_code.py)
+    # A `range` loop of one trip is straight-line code to Triton (scf.for folded before pipelining): a value
+    # read in it is read once, not held for a next iteration, and what the body yields for a next iteration
+    # that never comes is dead unless read after the loop. (A `tl.static_range` body is unrolled by the
+    # frontend whatever its trips; register_unroll.py models those loops, and their liveness is left alone.)
+    folded = {s.op.id for s in steps if s.op.kind == "for" and not s.is_end
+              and s.op.attrs.get("loop") != "static_range" and static_trips(s.op, env) == 1}
+    keep = needed_op_ids(steps, ir.returned, folded)   # what Triton's dead-code elimination leaves (dead_code.py)
     steps = [s for s in steps if s.op.id in keep]
     read_merges = _read_merge_results(steps)
     loop_span: dict[int, tuple[int, int]] = {}
@@ -112,6 +125,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     def_loops: dict[int, tuple[int, ...]] = {}
     values: dict[int, Value] = {}
     last: dict[int, int] = {}
+    taken: dict[int, Value] = {}
 
     def define(v: Value, i: int, loops: tuple[int, ...]) -> None:
         if v.id not in defs:
@@ -125,7 +139,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
             return
         at = i
         for loop_id in loops:  # outermost first: a use inside a loop the value was defined outside of
-            if loop_id not in def_loops[v.id]:
+            if loop_id not in def_loops[v.id] and loop_id not in folded:
                 at = max(at, loop_span[loop_id][1])
                 break
         last[v.id] = max(last[v.id], at)
@@ -150,12 +164,20 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
                 for v in op.operands:
                     use(v, i, step.loops)
             else:
-                # a branch's value flows into the merged result at the join (scf.yield of the taken branch)
+                # a branch's value flows into the merged result at the join (scf.yield of the taken branch).
+                # Where the constexprs decide the condition only that branch exists in Triton's IR: the other
+                # side's value (often the name's value before the `if`) is not read there. flash-attn AMD
+                # attn_fwd's `if n_full_blocks > 0:` (decided by MAX_SEQLENS_K and BLOCK_N) kept the zero
+                # accumulator from before it alive through the KV loop.
+                side = _taken_side(op, env)
                 for phi, then_value, else_value in op.attrs.get("merges", ()):
+                    chosen = (then_value, else_value)[side] if side is not None else None
+                    if isinstance(chosen, Value):
+                        taken[phi.id] = chosen
                     if phi.id not in read_merges:
                         continue
-                    for v in (then_value, else_value):
-                        if isinstance(v, Value):
+                    for k, v in enumerate((then_value, else_value)):
+                        if isinstance(v, Value) and side in (None, k):
                             use(v, i, step.loops)
                 for v in op.results:
                     define(v, i, step.loops)
@@ -165,7 +187,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
         for v in op.all_results():
             define(v, i, step.loops)
     intervals = {v: (defs[v], last[v]) for v in defs}
-    return Liveness(tuple(steps), values, intervals)
+    return Liveness(tuple(steps), values, intervals, frozenset(folded), taken)
 
 
 def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:

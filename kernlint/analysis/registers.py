@@ -17,6 +17,7 @@ from typing import Any
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_access import element_wise_load_costs, vectorised_offset_costs
 from kernlint.analysis.register_chained import chained_replication
+from kernlint.analysis.register_constants import constant_tiles
 from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
@@ -178,6 +179,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             complete = False
             cost = 0.0
         costs[vid] = cost
+    for vid in constant_tiles(live):
+        costs[vid] = 0.0  # a one-trip loop's variable entering as a splat is the splat (register_constants.py)
     costs.update(vectorised_offset_costs(live, env, threads, costs, model.index_vector))
     costs.update({**non_affine_offset_costs(live, env, num_warps), **tma_descriptor_costs(live, spec.capability),
                   **unaligned_pointer_costs(live, env, threads)})

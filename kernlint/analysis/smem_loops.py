@@ -23,30 +23,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernlint.analysis.loop_trips import static_trips  # noqa: F401  (re-exported for smem.py)
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes
-from kernlint.ir.symbolic import as_int
 
 
 def flattened(loop: Op, env: Mapping[str, Any]) -> bool:
     flag = loop.attrs.get("flatten")
     value = flag.evaluate(env) if hasattr(flag, "evaluate") else flag
     return value is True or (isinstance(value, int) and not isinstance(value, bool) and value != 0)
-
-
-def static_trips(loop: Op, env: Mapping[str, Any]) -> int | None:
-    """Iterations of a `range`-style loop whose bounds are all compile-time values, else None."""
-    bounds = loop.attrs.get("bounds") or ()
-    if not bounds or any(b is None for b in bounds) or len(bounds) > 3:
-        return None
-    vals = [as_int(b.evaluate(env)) for b in bounds]
-    if any(v is None for v in vals):
-        return None
-    start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1)
-    if not step:
-        return None
-    return max(0, -(-(stop - start) // step))  # type: ignore[operator]
 
 
 def mma_waits_on_staged_copy(d: DotPlacement, loop_ops: Mapping[int, Op], parents: Mapping[int, int | None],
