@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 from typing import Any, TextIO
 
 from kernlint.recommend.store import Entry, def_text, kernel_id, write_store
@@ -127,7 +128,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint import __version__
     from kernlint.api import Settings, lint_paths
     from kernlint.hardware.specs import resolve_targets
-    from kernlint.recommend.core import bucket_label, buckets_for, minimax, recommend
 
     import sys
 
@@ -165,6 +165,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                          f"nor a name at its launch sites\n")
         return 2
     unreadable = 0
+    internal = 0   # kernels whose search raised: reported, the rest still searched (exit 2)
     for f in result.files:   # a file that does not parse has no kernels to search: say so, do not skip quietly
         for d in f.diagnostics:
             if d.code in ("KL000", "KL001"):
@@ -179,54 +180,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 continue
             kid = kernel_id(k.jit.module, k.jit.qualname, kernel_source(k.jit.path, k.jit.line))
             for spec in targets:
-                if getattr(k.jit, "helion", None) is not None:   # Helion kernels: kernlint/recommend/helion.py
-                    from kernlint.recommend.helion import cli_entries
-                    out.write(f"{f.path}::{k.jit.qualname} [{spec.key}]\n")
-                    entries += cli_entries(k, f.path, spec, [dict(s) for s in shapes], args.top_k, out)
-                    continue
-                buckets = [dict(s) for s in shapes] if shapes else buckets_for(k, None)
-                recs = [recommend(k, spec, b, top_k=max(args.top_k, 50 if not shapes else args.top_k) + extra)
-                        for b in buckets]
-                if verifier:
-                    for rec in recs:
-                        verifier.check(k, rec, max(args.top_k, 50 if not shapes else args.top_k))
-                unknown = not shapes and len(recs) > 1
-                out.write(f"{f.path}::{k.jit.qualname} [{spec.key}]\n")
-                if unknown:   # no shapes: one config good for every bucket (the worst bucket is minimised)
-                    pick = minimax(recs)
-                    if pick is None:
-                        out.write(f"  no recommendation: {next((r.reason for r in recs if r.reason), 'no config fits')}\n")
-                        continue
-                    out.write(f"  shapes unknown: best worst-case over {len(recs)} buckets -> {pick.label()}\n")
-                    if pick.space_note():
-                        out.write(f"    {pick.space_note()}\n")
-                    for note in dict.fromkeys(n for r in recs for n in r.notes):
-                        out.write(f"    {note}\n")
-                    entries.append(_entry(kid, spec.key, "*", pick))
-                    continue
-                for b, rec in zip(buckets, recs):
-                    label = bucket_label(b)
-                    if shapes and label != ",".join(f"{k}={v}" for k, v in sorted(b.items())):
-                        # the store keys a bucket by sizes rounded up to a power of two; say so once per shape
-                        out.write(f"  --shape {_shape_text(b)} is the bucket {label} (sizes round up to a power "
-                                  "of two)\n")
-                    if not rec.ranked:
-                        out.write(f"  {label}: no recommendation: {rec.reason}\n")
-                        out.writelines(f"    {note}\n" for note in rec.notes)
-                        continue
-                    out.write(f"  {label}: searched {rec.searched} configs\n")
-                    for i, c in enumerate(rec.ranked[:args.top_k], 1):
-                        out.write(f"    {i}. {c.label()}\n       {c.score.rationale()}\n")
-                        if c.space_note():
-                            out.write(f"       {c.space_note()}\n")
-                        if c.stages_note():
-                            out.write(f"       {c.stages_note()}\n")
-                    out.writelines(f"    {note}\n" for note in rec.notes)
-                    if rec.author:
-                        out.write(f"    author: {rec.author.label()}  ({rec.author.score.rationale()})\n")
-                    if rec.kept_author:
-                        out.write(f"    note: {rec.kept_author}\n")
-                    entries.append(_entry(kid, spec.key, label, rec.ranked[0]))
+                buffer = io.StringIO()
+                try:
+                    entries += _search_target(k, f.path, kid, spec, shapes, args, extra, verifier, buffer)
+                except Exception as exc:  # noqa: BLE001 - kernlint's failure on one kernel; the others go on
+                    internal += 1
+                    buffer.write(f"{f.path}::{k.jit.qualname} [{spec.key}]\n  not searched: internal error "
+                                 f"{type(exc).__name__}: {str(exc)[:200]} (please report it)\n")
+                    sys.stderr.write(f"kernlint: error: {f.path}::{k.jit.qualname} [{spec.key}]: internal error "
+                                     f"{type(exc).__name__}: {str(exc)[:200]}\n")
+                out.write(buffer.getvalue())
     if args.output:
         try:
             write_store(args.output, entries, f"kernlint {__version__}")
@@ -234,7 +197,62 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             sys.stderr.write(f"kernlint: error: cannot write {args.output}: {exc.strerror or exc}\n")
             return 2
         out.write(f"wrote {len(entries)} entries to {args.output}\n")
-    return 1 if unreadable else 0
+    return 2 if internal else 1 if unreadable else 0
+
+
+def _search_target(k: Any, path: str, kid: str, spec: Any, shapes: list[Any], args: Any, extra: int,
+                   verifier: Any, out: TextIO) -> list[Entry]:
+    """Search one kernel for one target, print the ranking, return its store entries."""
+    from kernlint.recommend.core import bucket_label, buckets_for, minimax, recommend
+    entries: list[Entry] = []
+    if getattr(k.jit, "helion", None) is not None:   # Helion kernels: kernlint/recommend/helion.py
+        from kernlint.recommend.helion import cli_entries
+        out.write(f"{path}::{k.jit.qualname} [{spec.key}]\n")
+        return cli_entries(k, path, spec, [dict(s) for s in shapes], args.top_k, out)
+    buckets = [dict(s) for s in shapes] if shapes else buckets_for(k, None)
+    recs = [recommend(k, spec, b, top_k=max(args.top_k, 50 if not shapes else args.top_k) + extra)
+            for b in buckets]
+    if verifier:
+        for rec in recs:
+            verifier.check(k, rec, max(args.top_k, 50 if not shapes else args.top_k))
+    unknown = not shapes and len(recs) > 1
+    out.write(f"{path}::{k.jit.qualname} [{spec.key}]\n")
+    if unknown:   # no shapes: one config good for every bucket (the worst bucket is minimised)
+        pick = minimax(recs)
+        if pick is None:
+            out.write(f"  no recommendation: {next((r.reason for r in recs if r.reason), 'no config fits')}\n")
+            return entries
+        out.write(f"  shapes unknown: best worst-case over {len(recs)} buckets -> {pick.label()}\n")
+        if pick.space_note():
+            out.write(f"    {pick.space_note()}\n")
+        for note in dict.fromkeys(n for r in recs for n in r.notes):
+            out.write(f"    {note}\n")
+        entries.append(_entry(kid, spec.key, "*", pick))
+        return entries
+    for b, rec in zip(buckets, recs):
+        label = bucket_label(b)
+        if shapes and label != ",".join(f"{k}={v}" for k, v in sorted(b.items())):
+            # the store keys a bucket by sizes rounded up to a power of two; say so once per shape
+            out.write(f"  --shape {_shape_text(b)} is the bucket {label} (sizes round up to a power "
+                      "of two)\n")
+        if not rec.ranked:
+            out.write(f"  {label}: no recommendation: {rec.reason}\n")
+            out.writelines(f"    {note}\n" for note in rec.notes)
+            continue
+        out.write(f"  {label}: searched {rec.searched} configs\n")
+        for i, c in enumerate(rec.ranked[:args.top_k], 1):
+            out.write(f"    {i}. {c.label()}\n       {c.score.rationale()}\n")
+            if c.space_note():
+                out.write(f"       {c.space_note()}\n")
+            if c.stages_note():
+                out.write(f"       {c.stages_note()}\n")
+        out.writelines(f"    {note}\n" for note in rec.notes)
+        if rec.author:
+            out.write(f"    author: {rec.author.label()}  ({rec.author.score.rationale()})\n")
+        if rec.kept_author:
+            out.write(f"    note: {rec.kept_author}\n")
+        entries.append(_entry(kid, spec.key, label, rec.ranked[0]))
+    return entries
 
 
 def _entry(kid: str, target: str, bucket: str, c: Any) -> Entry:

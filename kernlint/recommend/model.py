@@ -342,7 +342,7 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     in_flight = resident * work.iter_bytes * depth
     need = bw * DRAM_LATENCY_US * 1e-6
     mem_eff = _saturation(in_flight, need)
-    if work.segments and not work.pipelined:
+    if work.segments and not work.pipelined and sum(b for b, _ in work.segments) > 0:
         # each loop keeps its own bytes in flight: a harmonic mean over the bytes the loops move
         moved = sum(b for b, _ in work.segments)
         mem_eff = moved / sum(b / _saturation(resident * f, need) for b, f in work.segments)

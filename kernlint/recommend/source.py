@@ -140,8 +140,20 @@ class KernelSource:
 def _locals(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
     out: dict[str, list[ast.expr]] = {}
     for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            out.setdefault(node.targets[0].id, []).append(node.value)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                out.setdefault(target.id, []).append(node.value)
+            elif isinstance(target, ast.Tuple):
+                # `bos, eos = tl.load(p), tl.load(p + 1)`: each name is bound to its own element; a name left
+                # out here would fall back to a default shape (fla's `T = eos - bos` became 0 trips)
+                pairs = node.value.elts if isinstance(node.value, ast.Tuple) and \
+                    len(node.value.elts) == len(target.elts) else [node.value] * len(target.elts)
+                for name, value in zip(target.elts, pairs):
+                    if isinstance(name, ast.Name):
+                        out.setdefault(name.id, []).append(value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            out.setdefault(node.target.id, []).append(node.value)
     return out
 
 

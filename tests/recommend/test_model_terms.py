@@ -311,3 +311,21 @@ def test_a_cta_above_the_second_largest_carve_out_is_charged_the_measured_slowdo
     assert with_term[6][1] == 6 * 32768 and with_term[7][1] == 7 * 32768
     assert abs(with_term[6][0] - without[6][0]) < 1e-9
     assert abs(with_term[7][0] - without[7][0] * (1 + saved)) < 1e-6
+
+
+def test_a_loop_that_moves_no_bytes_at_this_bucket_scores_without_dividing_by_zero() -> None:
+    # swiglu at n_cols = 0: the row loop runs 0 times, so every loop segment moves 0 bytes (fla's
+    # prepare_position_ids_kernel reached this with a loop bound it had wrongly evaluated to 0)
+    import dataclasses
+
+    from kernlint.analysis.configs import ConfigPoint
+    from kernlint.analysis.estimate import estimate
+    from kernlint.hardware.specs import SPECS
+    from kernlint.recommend.model import score
+    res = lint_paths([str(ROOT / "examples/swiglu.py")], Settings(targets=("h200",)))
+    k = next(k for f in res.files for k in f.kernels if k.jit.name == "swiglu_fwd_kernel")
+    src, w = _work("examples/swiglu.py", "swiglu_fwd_kernel", {"n_rows": 4096, "n_cols": 4096}, 1024, 4)
+    idle = dataclasses.replace(w, segments=tuple((0.0, f) for _, f in w.segments), bytes=0.0)
+    est = estimate(k.ir, ConfigPoint({"BLOCK_SIZE": 1024}, 4, 1, "cli", k.jit.line), SPECS["h200"])
+    sc = score(est, idle, SPECS["h200"], 4096)
+    assert sc.terms["memory"] == 0.0 and sc.time_us > 0
