@@ -233,6 +233,14 @@ class _Collector:
         reason: str | None = "no `configs=` argument"
         if configs_node is not None:
             value = self.ev.evaluate(configs_node)
+            inner = _single_argument(configs_node)
+            if isinstance(value, Unknown) and inner is not None:
+                # `configs=autotune_configs([triton.Config(...), ...])` (mamba-ssm, 25 kernels): a helper that
+                # passes the author's list through, or narrows it at run time. Its literal list is the author's
+                # space; never executed, only read.
+                listed = self.ev.evaluate(inner)
+                if isinstance(listed, (list, tuple)) and listed and all(isinstance(c, ConfigLiteral) for c in listed):
+                    value = listed
             if isinstance(value, Unknown):
                 reason = value.reason
             elif isinstance(value, (list, tuple)) and all(isinstance(c, ConfigLiteral) for c in value):
@@ -262,6 +270,14 @@ class _Collector:
                 arg_name = params[0].name.value if params else "args"
             out.append(HeuristicValue(name, _code(el.value), self.names.line(el.value), body, arg_name))
         return out
+
+
+def _single_argument(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The argument of a call with exactly one positional argument and no keywords (`wrap([...])`), else None."""
+    if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None \
+            and not node.args[0].star:
+        return node.args[0].value
+    return None
 
 
 def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
