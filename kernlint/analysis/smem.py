@@ -18,10 +18,11 @@ from typing import Any
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, fits_dead_operand_copy
 from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
+from kernlint.analysis.loop_trips import static_trips
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_gather import gather_scratch
-from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes, static_trips
+from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes
 from kernlint.analysis.smem_reduce import reduction_scratch
 from kernlint.analysis.smem_swizzle import pad_staged_operand, staged_across_loops
 from kernlint.analysis.smem_types import SmemBuffer, SmemEstimate

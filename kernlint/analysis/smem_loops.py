@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.analysis.loop_trips import static_trips  # noqa: F401  (re-exported for smem.py)
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, element_bytes

@@ -139,7 +139,7 @@ def straight_line_region(live: Liveness, dots: Sequence[DotPlacement], loop_ops:
     """(region dots, the group keys they replace, effective loops, folded loops) when two or more dots are
     straight-line code once one-trip loops are folded; no dots otherwise (a single straight-line dot keeps the
     per-group rules: smem._reuse_after_straight_line_dots)."""
-    from kernlint.analysis.smem_loops import static_trips
+    from kernlint.analysis.loop_trips import static_trips
 
     folded = {lid for lid, op in loop_ops.items() if static_trips(op, env) in (0, 1)}
     effective = effective_loops(live, folded)
