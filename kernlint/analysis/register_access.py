@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.analysis.axis_info import load_vector_bytes
-from kernlint.analysis.liveness import Liveness, Step, producers as producers_of
+from kernlint.analysis.liveness import Liveness, Step, producers as producers_of, walk_back
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
 
@@ -60,21 +60,18 @@ def _gathered_in_place(live: Liveness, pointer: Value, load: Step, producers: Ma
         return False
     if end < len(live.steps) and live.steps[end].is_end and live.steps[end].op.kind == "for":
         return False  # read again after this trip
-    stack, seen = [pointer], set()
-    while stack and len(seen) < 64:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        op = producers.get(v.id)
-        if op is None:
-            continue
+    found = False
+
+    def visit(op: Op, v: Value) -> tuple[Value, ...]:
+        nonlocal found
         if op.kind == "load":
-            if v.shape and v.id in live.intervals and live.steps[live.intervals[v.id][0]].loops == load.loops:
-                return True
-        elif op.kind in _ADDRESS_OPS:
-            stack.extend(op.operands)
-    return False
+            found = found or bool(v.shape and v.id in live.intervals
+                                  and live.steps[live.intervals[v.id][0]].loops == load.loops)
+            return ()
+        return op.operands if op.kind in _ADDRESS_OPS else ()
+
+    walk_back(pointer, producers, 64, visit)
+    return found
 
 
 def vectorised_offset_costs(live: Liveness, env: Mapping[str, Any], threads: int, costs: Mapping[int, float],
