@@ -231,10 +231,24 @@ def infeasible_reason(est: Any) -> str | None:
     return None
 
 
+def _estimate_once(kernel: Any, spec: GpuSpec, values: dict[str, Any], nw: int, ns: int) -> Any:
+    """The estimate of one config, kept on the kernel's IR: it depends on the constexprs, warps, stages and
+    target, not on the shape bucket, and a search with shapes unknown ranks every config for three buckets."""
+    point = ConfigPoint(values, nw, ns, "cli", kernel.jit.line)
+    try:
+        key = ("recommend estimate", spec.key, frozenset(values.items()), nw, ns)
+        hash(key)
+    except TypeError:  # an unhashable constexpr value
+        return estimate(kernel.ir, point, spec)
+    est = kernel.ir.cache.get(key)
+    if est is None:
+        est = kernel.ir.cache[key] = estimate(kernel.ir, point, spec)
+    return est
+
+
 def _evaluate(kernel: Any, src: KernelSource, spec: GpuSpec, values: dict[str, Any], nw: int, ns: int,
               bucket: Mapping[str, Any], rejected: Counter[str] | None = None) -> Candidate | None:
-    point = ConfigPoint(values, nw, ns, "cli", kernel.jit.line)
-    est = estimate(kernel.ir, point, spec)
+    est = _estimate_once(kernel, spec, values, nw, ns)
     why = infeasible_reason(est)
     if why:
         if rejected is not None:
