@@ -47,6 +47,10 @@ class KernelEstimate:
 
 
 def shape_symbols(ir: KernelIR) -> frozenset[str]:
+    """The names that size a tile or a loop's num_stages (kept on the IR: every estimate of a sweep asks)."""
+    cached = ir.cache.get("shape symbols")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
     names: set[str] = set()
     for op, _ in ir.walk():
         for v in op.all_results():
@@ -54,7 +58,8 @@ def shape_symbols(ir: KernelIR) -> frozenset[str]:
                 names |= d.free_symbols()
         if op.kind == "for" and op.attrs.get("num_stages") is not None:
             names |= op.attrs["num_stages"].free_symbols()
-    return frozenset(names)
+    ir.cache["shape symbols"] = out = frozenset(names)
+    return out
 
 
 def _liveness(ir: KernelIR, env: dict[str, Any]) -> Liveness:
