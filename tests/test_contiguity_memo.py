@@ -45,3 +45,12 @@ def test_the_shared_memos_are_bounded() -> None:
     for block in range(axis_info._SHARED_ENTRIES + 10):
         Contiguity(producers, {"BLOCK": block + 1})
     assert len(axis_info._SHARED) <= axis_info._SHARED_ENTRIES
+
+
+def test_async_copy_shares_one_divisibility_per_producer_map_binding_and_loops() -> None:
+    from kernlint.analysis import async_copy
+    producers, _ = _loads()
+    a = async_copy._divisibility(producers, {"BLOCK": 128}, ())
+    assert async_copy._divisibility(producers, {"BLOCK": 128}, ()) is a
+    assert async_copy._divisibility(producers, {"BLOCK": 64}, ()) is not a
+    assert async_copy._divisibility(dict(producers), {"BLOCK": 128}, ()) is not a

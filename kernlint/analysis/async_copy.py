@@ -3,6 +3,7 @@
 constancy (axis_divisibility.py)."""
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,9 +34,33 @@ def async_copy_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, An
     axis = order_from_contiguity(followed[0])[0]
     elem = max(1, int(element_bytes(pointee(pointer.dtype))))
     width = min(info[0][axis] * elem, 16)
-    analysis = Divisibility(producers, env, loops)
+    analysis = _divisibility(producers, env, loops)
     aligned = max(1, analysis.of(pointer)[axis] // elem)
     width = min(width, aligned * elem)
     if load.attrs.get("masked") and len(load.operands) > 1 and load.operands[1].shape:
         width = min(width, max(1, analysis.mask_constancy(load.operands[1], shape)[axis]) * elem)
     return width
+
+
+# One Divisibility per producer map, binding and loop set: every load of every config of a sweep asked for a
+# new one, and each rebuilt its loop tables from the whole producer map (a quarter of a recommend search of
+# liger's fused MoE kernels). The entry holds the producer map and loops, so their ids are not reused while
+# it lives.
+_SHARED: OrderedDict[tuple[Any, ...], tuple[object, Sequence[Op], Divisibility]] = OrderedDict()
+_SHARED_ENTRIES = 128
+
+
+def _divisibility(producers: Mapping[int, Op], env: Mapping[str, Any], loops: Sequence[Op]) -> Divisibility:
+    try:
+        key = (id(producers), frozenset((k, type(v), v) for k, v in env.items()), tuple(id(op) for op in loops))
+        hit = _SHARED.get(key)
+    except TypeError:  # an unhashable value in the binding
+        return Divisibility(producers, env, loops)
+    if hit is not None and hit[0] is producers and all(a is b for a, b in zip(hit[1], loops)):
+        _SHARED.move_to_end(key)
+        return hit[2]
+    analysis = Divisibility(producers, env, loops)
+    _SHARED[key] = (producers, tuple(loops), analysis)
+    if len(_SHARED) > _SHARED_ENTRIES:
+        _SHARED.popitem(last=False)
+    return analysis
