@@ -236,7 +236,7 @@ def producers(live: Liveness) -> dict[int, Op]:
 
 
 def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Callable[[Op, Value], Iterable[Value]],
-              carried: Mapping[int, tuple[Value, Value]] | None = None) -> None:
+              carried: Mapping[int, tuple[Value, ...]] | None = None) -> None:
     """Walk a value's producers backwards, at most `limit` values, each once: `visit(op, value)` sees the op
     that produced `value` and returns the operands to follow; values in `carried` (loop-carried merges)
     are followed to what flows into them instead."""

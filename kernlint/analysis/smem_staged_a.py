@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, derived, step_positions
+from kernlint.analysis.liveness import Liveness, derived, step_positions, walk_back
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.ir.nodes import Op, Value, element_bytes
 
@@ -36,7 +36,8 @@ def _merges(live: Liveness) -> dict[int, tuple[Value, ...]]:
         if s.op.kind == "for":
             out.update({c.arg.id: (c.init, c.yielded) for c in s.op.attrs.get("carried", ())})
         elif s.op.kind == "if":
-            out.update({phi.id: (a, b) for phi, a, b in s.op.attrs.get("merges", ())})
+            out.update({phi.id: tuple(x for x in (a, b) if x is not None)
+                        for phi, a, b in s.op.attrs.get("merges", ())})
     return out
 
 
@@ -55,18 +56,7 @@ def _through_where(operand: Value, producers: Mapping[int, Op], merges: Mapping[
             found["where"] = True
         return [x for x in op.operands if x.shape]
 
-    stack, seen = [operand], set()
-    while stack and len(seen) < 256:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if v.id in merges:
-            stack.extend(x for x in merges[v.id] if x is not None)
-            continue
-        op = producers.get(v.id)
-        if op is not None:
-            stack.extend(visit(op, v))
+    walk_back(operand, producers, 256, visit, merges)
     return found["where"] and not found["dot"]
 
 
