@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.estimate import KernelEstimate
-from kernlint.analysis.register_unroll import walk_ops
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR, Op, element_bytes, is_pointer, pointee
 from kernlint.recommend.access_cost import access_wavefronts, mask_aligned
+from kernlint.recommend.loop_unroll import numel_of as _numel
+from kernlint.recommend.loop_unroll import ptxas_unroll
 from kernlint.recommend.source import KernelSource, trip_count, trip_span
 
 # Dense fp16/bf16 tensor-core TFLOP/s by architecture [DS-*]; mma.sync on Hopper reaches about 2/3 of wgmma
@@ -65,6 +66,14 @@ SCALAR_L1_IN_LATENCY = 2.0
 # softmax 8192 × 2048 goes to too few warps. Loops are left alone: a row loop's barriers overlap with the
 # next iteration's loads (layernorm and rmsnorm lost 3-5 % with this term).
 BLOCK_REDUCTION_US = 0.25
+# A loop that reduces its tile to a value every trip (cross-entropy's online max and sum) pays each
+# reduction's barrier chain, BLOCK_REDUCTION_US × log2(num_warps), on every trip, and its per-thread element
+# work costs less than a plain row loop's: on the H200 all six cross-entropy shapes are fastest at 64
+# elements per thread per trip, and a trip there took ~0.6 µs more than at 32 at equal residency (0.02 µs
+# per element; ITER_PER_ELEM_US, 0.05, made the model pick 32 in all six). Replay of every saved H200
+# timing (runs 1-32): 0.9764 → 0.9793, cross-entropy 0.959 → 0.982, no other kernel moves (the only other
+# reducing loops, attention's, are pipelined); 0-0.015 give 0.980-0.982, 0.02-0.05 lose the gain.
+REDUCING_ITER_PER_ELEM_US = 0.01
 L1_WAVEFRONTS_PER_CLK = 1.0    # Hopper L1: one 128-B wavefront per clock per SM
 # A CTA that needs more shared memory than the second-largest carve-out step (compute capability 9.0: shared
 # memory per SM is set to one of 0, 8, 16, 32, 64, 100, 132, 164, 196 or 228 KB, CUDA C++ Programming Guide;
@@ -109,20 +118,13 @@ class Work:
     loop_reduces: bool = False  # a loop body reduces or scans across its tile (a barrier per iteration)
     block_reductions: int = 0   # reductions/scans of a loop-free kernel (each a barrier chain, see above)
     stored: float = 0.0         # bytes one CTA stores: its share of the output (grid-size stand-in, core.py)
-
-
-def _numel(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
-    n = 1.0
-    for d in shape:
-        v = d.evaluate(env)
-        n *= v if isinstance(v, (int, float)) and not isinstance(v, bool) else 1
-    return n
+    loop_barriers: int = 0      # reductions/scans to a scalar inside loops: a cross-warp barrier chain per trip
 
 
 def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int,
                 num_warps: int = 4) -> Work:
     flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = excess = stored = 0.0
-    scalar = reductions = 0
+    scalar = reductions = loop_barriers = 0
     sweeps: dict[str, list[tuple[int, float]]] = {}   # pointer argument → (loop line, bytes) per looped load
     unknown: list[int] = []
     segments: list[tuple[float, float]] = []
@@ -150,7 +152,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         # mult: how often the body runs; span: how many tiles' worth of data its masked accesses move, the
         # loop's unrounded trip count — the masked-off tail of the last tile reads no memory
         nonlocal flops, dot_bytes, other, ops, iter_bytes, serial, has_loop, iter_elems, wavefronts, scalar, \
-            loop_reduces, excess, reductions, stored
+            loop_reduces, excess, reductions, stored, loop_barriers
         body_bytes = 0.0
         loads = 0
         for op in ops_:
@@ -172,6 +174,8 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             res = op.result
             loop_reduces = loop_reduces or (depth > 0 and op.kind in ("reduce", "scan"))
             reductions += op.kind in ("reduce", "scan")
+            # a whole tile reduced to one value in a loop: every CTA-wide trip waits on shared memory
+            loop_barriers += depth > 0 and op.kind in ("reduce", "scan") and res is not None and not res.is_tile
             if op.kind == "dot" and res is not None:
                 m, n, k = (_val(op.attrs.get(x), env) for x in ("M", "N", "K"))
                 flops += 2.0 * m * n * k * mult
@@ -221,62 +225,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     # pipelined by num_stages (their latency is hidden by other CTAs/warps instead)
     return Work(flops, dot_bytes, other, ops, iter_bytes, serial, has_loop and bool(dot_inputs) and num_stages >= 2,
                 iter_elems, tuple(unknown), wavefronts, excess, scalar, reread, footprint, tuple(segments),
-                loop_reduces, 0 if has_loop else reductions, stored)
-
-
-PTXAS_UNROLL = 4               # ptxas unrolls small runtime-bound loops by 4 (then a 2- and a 1-iteration tail)
-UNROLL_MAX_BYTES_PER_THREAD = 16
-# ptxas issues at most ~9 of an unrolled body's load instructions before the first use of their data; the
-# rest wait for that round trip. SASS of examples/rmsnorm.py pass 1 (Triton 3.9, sm_90, scalar fp16 loads,
-# 4 elements per thread at 4, 8, 16 and 32 warps): 16 LDG.U16 per unrolled body, 9-10 issued before the first
-# HADD2 that converts a loaded value, the other 6-7 after it; at 2 elements per thread all 8 go first
-# (Triton 3.6 at 32 warps: 9 of 16, and 8 of 8).
-HOISTED_LOADS = 9
-
-
-def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], dot_inputs: set[int],
-                 vectorised: Callable[[Any], bool] = lambda mask: True) -> float:
-    """How many iterations of an unpipelined loop have their loads in flight at once (per round trip).
-
-    ptxas unrolls a small loop body by 4 and hoists the loads of the 4 iterations above their uses, so one
-    round trip brings 4 iterations' data. Read off the SASS of examples/layernorm.py (Triton 3.6, sm_90,
-    nvdisasm): passes 1-2 at 4-8 fp16 elements per thread (≤ 16 B loaded per thread per iteration) are
-    unrolled ×4, at 16 fp16 or fp32 elements (32-64 B) they are not; a body that stores (pass 3) is unrolled
-    too, but its next loads are issued after the store (they may alias it), so nothing is gained there.
-    A body that reduces across the tile (cross-entropy's online max/sum: shuffles and a barrier per
-    iteration) is not counted either: replaying the saved H200 timings with it counted picked 0.72 of the
-    best cross-entropy config instead of 0.96.
-    The limit is on registers filled, not bytes moved: an unvectorised (scalar) load puts each fp16 element in
-    its own 32-bit register. SASS of examples/rmsnorm.py (Triton 3.6 and 3.9, sm_90, n_cols do_not_specialize,
-    32 warps): pass 1 at 4 elements per thread (16 B of registers) is unrolled ×4, at 8 elements (32 B) not.
-    Unrolled, the loads still go out in batches of at most HOISTED_LOADS instructions: 4 unrolled iterations
-    of 4 scalar loads (16 instructions) take two round trips, so 2 iterations are in flight per round trip,
-    the same 8 loads as 4 iterations at 2 elements per thread.
-    Dot loops are Triton's software pipeline's business (num_stages), not this."""
-    body = [op for region in loop.regions for op in region.ops]
-    if any(op.kind in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for op in walk_ops(body)):
-        return 1
-    per_thread = 0.0
-    instructions = 0.0   # load instructions per thread per iteration
-    for op in body:
-        if op.kind != "load" or op.result is None or not op.result.is_tile:
-            continue
-        if op.result.id in dot_inputs:
-            return 1
-        v = op.result
-        # bytes of registers the loads fill: an unvectorised access loads each element into its own 32-bit
-        # register (fp16 via LDG.U16), so 4 fp16 elements per thread fill 16 B of registers, not 8
-        mask = op.operands[1] if len(op.operands) > 1 else None
-        vec = vectorised(mask)
-        ebytes = element_bytes(v.dtype) if vec else max(4, element_bytes(v.dtype))
-        elems = _numel(v.shape, env) / (32.0 * max(1, num_warps))
-        per_thread += elems * ebytes
-        # vectorised: one instruction per 16-B chunk; scalar: one per element
-        instructions += max(1.0, math.ceil(elems * element_bytes(v.dtype) / 16.0) if vec else elems)
-    if per_thread == 0 or per_thread > UNROLL_MAX_BYTES_PER_THREAD:
-        return 1
-    unroll = max(1, min(PTXAS_UNROLL, trips))
-    return unroll / math.ceil(unroll * instructions / HOISTED_LOADS)
+                loop_reduces, 0 if has_loop else reductions, stored, loop_barriers)
 
 
 def _val(expr: Any, env: Mapping[str, Any]) -> float:
@@ -367,7 +316,9 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
         # an unpipelined iteration costs a round trip plus per-thread serial work: fitted on H200 row
         # kernels (benchmarks/gpu/h200_results_run2.json: 1 warp × 1024-element blocks ≈ 6 µs/iteration)
         per_thread = work.iter_elems / (32 * cfg.num_warps)
-        latency = work.serial * (ITER_BASE_US + ITER_PER_ELEM_US * per_thread) + CTA_OVERHEAD_US
+        per_elem = REDUCING_ITER_PER_ELEM_US if work.loop_reduces else ITER_PER_ELEM_US
+        barriers = BLOCK_REDUCTION_US * work.loop_barriers * math.log2(cfg.num_warps)
+        latency = work.serial * (ITER_BASE_US + per_elem * per_thread + barriers) + CTA_OVERHEAD_US
     # L1: one 128-B wavefront per cycle per SM (Hopper L1 load bandwidth 128 B/clk). Unvectorised accesses
     # with 8 elements per thread need 4 wavefronts per 64 useful bytes: on H200 rmsnorm (n_cols is
     # do_not_specialize) 8192-column rows ran 57 µs at 2 elements/thread vs 93-141 µs at 8-32

@@ -66,7 +66,7 @@ def test_loop_bound_locals_resolve_through_their_definitions_not_a_default_shape
 
 def test_small_row_loops_count_ptxas_unroll_by_four() -> None:
     """layernorm N=4096 (fp16 rows): three loops of N / BLOCK trips. Passes 1-2 only load and accumulate;
-    ptxas unrolls them ×4 when one iteration loads ≤ 16 B per thread (SASS facts in model.ptxas_unroll and
+    ptxas unrolls them ×4 when one iteration loads ≤ 16 B per thread (SASS facts in loop_unroll.ptxas_unroll and
     test_ptxas_unrolls_layernorm_pass_one_by_four below); pass 3 stores, so its iterations stay serial."""
     shape = {"M": 4096, "N": 4096}
     # BLOCK 1024, 8 warps: 1024 fp16 / 256 threads = 4 elements = 8 B per thread → unrolled (4 trips → 1 round
@@ -94,7 +94,7 @@ def test_unvectorised_loads_count_a_register_per_element_for_the_unroll() -> Non
     32 B of registers, though only 16 B of data)."""
     shape = {"n_rows": 1024, "n_cols": 32768}
     # BLOCK 4096: unrolled ×4, but 4 iterations × 4 scalar loads = 16 load instructions, more than the 9 ptxas
-    # issues before their first use (model.HOISTED_LOADS): two round trips of 2 iterations each
+    # issues before their first use (loop_unroll.HOISTED_LOADS): two round trips of 2 iterations each
     _, b4096 = _work("examples/rmsnorm.py", "rmsnorm_fwd_kernel", shape, 4096, 32)
     assert b4096.segments[0][:2] == (8 * 4096 * 2, 2 * 4096 * 2)     # 8 trips; 2 iterations' loads in flight
     assert b4096.serial == 8 / 2 + 8                                 # pass 1: 4 round trips; pass 2 stores: 8
@@ -164,7 +164,7 @@ def test_ptxas_unrolls_scalar_rmsnorm_loads_by_register_count() -> None:
 
 
 def test_ptxas_hoists_at_most_nine_or_ten_loads_ahead_of_their_use() -> None:
-    """Live check of model.HOISTED_LOADS: the ×4-unrolled pass 1 of rmsnorm at 4 scalar loads per iteration
+    """Live check of loop_unroll.HOISTED_LOADS: the ×4-unrolled pass 1 of rmsnorm at 4 scalar loads per iteration
     (BLOCK 4096, 32 warps: 16 loads) issues 9-10 of them before the first conversion of a loaded value, so
     its 4 iterations take two round trips; at 2 per iteration (BLOCK 2048: 8 loads) all go first."""
     assert 9 <= _loads_before_first_use(_scalar_rmsnorm_pass_one(4096)) <= 10 < 16
@@ -172,7 +172,7 @@ def test_ptxas_hoists_at_most_nine_or_ten_loads_ahead_of_their_use() -> None:
 
 
 def test_ptxas_unrolls_layernorm_pass_one_by_four() -> None:
-    """The ptxas fact behind model.ptxas_unroll, checked live when Triton is installed: compile
+    """The ptxas fact behind loop_unroll.ptxas_unroll, checked live when Triton is installed: compile
     examples/layernorm.py for sm_90 and count the global loads of pass 1 in the SASS (before the first
     barrier of the tl.sum). Unrolled ×4 with a 2- and a 1-iteration tail: 4 + 2 + 1 = 7 loads at 4 fp16 per
     thread; not unrolled at 16 per thread (two 16-B loads)."""
