@@ -19,7 +19,7 @@ from kernlint.ir.control_flow import ControlFlowLowering
 from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
 from kernlint.ir.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
 from kernlint.ir.nodes import KernelIR, Op, Region, Unmodelled, Value
-from kernlint.ir.pointers import pointer_params
+from kernlint.ir.pointers import helper_lookup, pointer_params
 from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, select, unary
 
 MAX_INLINE_DEPTH = 8
@@ -94,7 +94,7 @@ class Lowerer(ControlFlowLowering):
     # -- entry ------------------------------------------------------------------------------------
     def lower(self) -> KernelIR:
         env: dict[str, Any] = {}
-        ptrs = pointer_params(self.jit)
+        ptrs = pointer_params(self.jit, helper_lookup(self.helpers, self.home, MAX_INLINE_DEPTH))
         pointer_types: dict[str, str] = {}
         for p in self.jit.params:
             if p.is_constexpr:

@@ -2,13 +2,18 @@
 
 A parameter is a pointer when it reaches the pointer operand of `tl.load`/`tl.store`/`tl.atomic_*`, or the
 base of `tl.make_block_ptr`/`tl.make_tensor_descriptor`, through `+`/`-` and local aliases
-(`X += row * stride`, `a_ptrs = a_ptr + offs`). Multiplied names (strides) are integers.
+(`X += row * stride`, `a_ptrs = a_ptr + offs`), or an argument of a jit helper whose own parameter is a
+pointer by the same rule (flash attention's `k_ptrs = K + ...` handed to the helper that loads them).
+Multiplied names (strides) are integers.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import libcst as cst
 
 from kernlint.frontend.facts import JitFunction
+from kernlint.ir.entries import HelperIndex, ModuleRef
 from kernlint.frontend.walk import iter_nodes
 
 _POINTER_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
@@ -28,7 +33,11 @@ def _additive_names(node: cst.BaseExpression) -> set[str]:
     return set()
 
 
-def pointer_params(jit: JitFunction) -> set[str]:
+# A call's callee when it is a jit helper: the helper and the names of its pointer parameters
+HelperPointers = Callable[[cst.Call], "tuple[JitFunction, set[str]] | None"]
+
+
+def pointer_params(jit: JitFunction, helper_pointers: HelperPointers | None = None) -> set[str]:
     roots: set[str] = set()
     assigns: list[tuple[str, cst.BaseExpression]] = []
 
@@ -41,6 +50,9 @@ def pointer_params(jit: JitFunction) -> set[str]:
             name = func.attr.value if isinstance(func, cst.Attribute) else (
                 func.value if isinstance(func, cst.Name) else "")
             if name not in _POINTER_CALLS:
+                helper = helper_pointers(node) if helper_pointers is not None else None
+                if helper is not None:
+                    roots.update(_helper_pointer_args(node, *helper))
                 continue
             target = next((a.value for a in node.args if a.keyword is not None
                            and a.keyword.value in ("pointer", "base")), None)
@@ -66,3 +78,38 @@ def pointer_params(jit: JitFunction) -> set[str]:
                     changed = True
     params = {p.name for p in jit.params if not p.is_constexpr}
     return roots & params
+
+
+def _helper_pointer_args(call: cst.Call, helper: JitFunction, pointers: set[str]) -> set[str]:
+    """Names whose sum a call passes where the helper takes a pointer (positional by index, or by keyword)."""
+    by_index = {p.index: p.name for p in helper.params}
+    out: set[str] = set()
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            break  # *args: positions past it are unknown
+        param = arg.keyword.value if arg.keyword is not None else by_index.get(i)
+        if param in pointers:
+            out |= _additive_names(arg.value)
+    return out
+
+
+def helper_lookup(helpers: HelperIndex, module: ModuleRef, max_depth: int, depth: int = 0,
+                  memo: dict[str, set[str]] | None = None) -> HelperPointers:
+    """Resolves a call in `module` to a jit helper and its pointer parameters, found the same way through the
+    helper's own helpers (as deep as inlining goes), so a kernel parameter that only a helper loads through
+    is a pointer too."""
+    seen: dict[str, set[str]] = {} if memo is None else memo
+
+    def lookup(call: cst.Call) -> tuple[JitFunction, set[str]] | None:
+        for qn in module.names.qualnames(call.func):
+            for full in (qn, f"{module.module_name}.{qn}"):
+                if full not in helpers or depth >= max_depth:
+                    continue
+                helper, home = helpers[full]
+                if full not in seen:
+                    seen[full] = set()   # a helper that calls itself sees no pointers through itself
+                    seen[full] = pointer_params(helper, helper_lookup(helpers, home, max_depth, depth + 1, seen))
+                return helper, seen[full]
+        return None
+    return lookup
+
