@@ -121,6 +121,9 @@ class Work:
     loop_barriers: int = 0      # reductions/scans to a scalar inside loops: a cross-warp barrier chain per trip
 
 
+OPERAND_VIEWS = ("trans", "permute", "reshape", "view", "cast")
+
+
 def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int,
                 num_warps: int = 4) -> Work:
     flops = dot_bytes = other = ops = iter_bytes = serial = iter_elems = wavefronts = excess = stored = 0.0
@@ -131,11 +134,19 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     has_loop = loop_reduces = False
     dot_inputs: set[int] = set()
     defs: dict[int, Op] = {}
+    dots: list[Op] = []
     for op, _ in ir.walk():
         if op.kind == "dot":
-            dot_inputs.update(v.id for v in op.operands[:2])
+            dots.append(op)
         for r in op.all_results():
             defs[r.id] = op
+    for op in dots:
+        for v in op.operands[:2]:
+            # through layout changes and casts to the load: `tl.dot(q, tl.trans(k))` reads k as an operand
+            # (re-read by every CTA of the head: an L2 hit, not a DRAM stream)
+            while (d := defs.get(v.id)) is not None and d.kind in OPERAND_VIEWS and d.operands:
+                v = d.operands[0]
+            dot_inputs.add(v.id)
 
     def root(v: Any) -> str | None:
         seen = 0

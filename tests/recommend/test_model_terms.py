@@ -329,3 +329,17 @@ def test_a_loop_that_moves_no_bytes_at_this_bucket_scores_without_dividing_by_ze
     est = estimate(k.ir, ConfigPoint({"BLOCK_SIZE": 1024}, 4, 1, "cli", k.jit.line), SPECS["h200"])
     sc = score(est, idle, SPECS["h200"], 4096)
     assert sc.terms["memory"] == 0.0 and sc.time_us > 0
+
+
+def test_an_operand_loaded_then_transposed_is_a_dot_operand() -> None:
+    """examples/attention_fwd.py takes `tl.dot(q, tl.trans(k))`: k is re-read by every CTA of the head, an L2
+    hit like v, not a DRAM stream. By hand, one 64-row CTA at N_CTX 512 (BLOCK_N 64, HEAD_DIM 64, fp16):
+    q 64 × 64 × 2 B once, then 512 / 64 = 8 trips of k and v, 64 × 64 × 2 B each:
+    8192 + 8 × 2 × 8192 = 139,264 B of dot operands (k used to count as 73,728 - 8192 = 65,536 B of DRAM)."""
+    res = lint_paths([str(ROOT / "examples/attention_fwd.py")], Settings(targets=("h200",)))
+    k = next(k for f in res.files for k in f.kernels if k.jit.name == "attn_fwd_kernel")
+    src = read_kernel_source(k.jit.path, k.jit.name)
+    shape = dict(Z=16, H=16, N_CTX=512, HEAD_DIM=64, CAUSAL=False)
+    env = {**bucket_env(k, src, shape), "BLOCK_M": 64, "BLOCK_N": 64, "HEAD_DIM": 64, "CAUSAL": False}
+    w = kernel_work(k.ir, src, env, 3, 4)
+    assert w.dot_bytes == 8192 + 8 * 2 * 8192
