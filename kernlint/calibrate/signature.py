@@ -30,7 +30,7 @@ import libcst as cst
 from kernlint.calibrate.scratch import ParsedModule, SourceTree
 from kernlint.frontend.facts import JitFunction
 from kernlint.ir.nodes import DTYPE_BYTES
-from kernlint.ir.pointers import pointer_params
+from kernlint.ir.pointers import additive_names, args_passed_as, pointer_params
 
 Kind = Literal["pointer", "scalar", "constexpr"]
 SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
@@ -109,17 +109,6 @@ def parse_spec(name: str, text: str) -> Any:
     return ("*" if pointer else "") + dtype + (f":{hint}" if sep else "")
 
 
-def _additive_names(node: cst.BaseExpression) -> set[str]:
-    if isinstance(node, cst.Name):
-        return {node.value}
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
-        return _additive_names(node.left) | _additive_names(node.right)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
-            "to", "multiple_of", "max_contiguous"):
-        return _additive_names(node.func.value)
-    return set()
-
-
 def _last_axis_offset(node: cst.BaseExpression) -> bool:
     """`offs[None, :]` (a tile broadcast along its last axis only)."""
     if not isinstance(node, cst.Subscript) or len(node.slice) < 2:
@@ -177,20 +166,12 @@ def pointer_args(jit: JitFunction, pm: ParsedModule, tree: SourceTree, depth: in
         helper = _helper_of(call, pm, tree)
         if helper is None or helper[0] is jit:
             continue
-        inner = pointer_args(helper[0], helper[1], tree, depth + 1, finder)
-        params = helper[0].params
-        positional = [a for a in call.args if a.keyword is None]
-        for i, a in enumerate(positional):
-            if i < len(params) and params[i].name in inner:
-                roots |= _additive_names(a.value)
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value in inner:
-                roots |= _additive_names(a.value)
+        roots |= args_passed_as(call, helper[0], pointer_args(helper[0], helper[1], tree, depth + 1, finder))
     changed = True
     while changed:  # `k_ptrs = K + offs` then `helper(k_ptrs)`: K is a pointer
         changed = False
         for name, value in assigns:
-            if name in roots and (new := _additive_names(value) - roots):
+            if name in roots and (new := additive_names(value) - roots):
                 roots |= new
                 changed = True
     return found | (roots & {p.name for p in jit.params if not p.is_constexpr})

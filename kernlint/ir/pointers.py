@@ -20,16 +20,17 @@ _POINTER_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "at
                   "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor")
 
 
-def _additive_names(node: cst.BaseExpression) -> set[str]:
+def additive_names(node: cst.BaseExpression) -> set[str]:
+    """Names an address expression is a sum of (`X + row * stride` → X), through casts and hints."""
     if isinstance(node, cst.Name):
         return {node.value}
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
-        return _additive_names(node.left) | _additive_names(node.right)
+        return additive_names(node.left) | additive_names(node.right)
     if isinstance(node, cst.Subscript):
-        return _additive_names(node.value)
+        return additive_names(node.value)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
             "to", "multiple_of", "max_contiguous"):
-        return _additive_names(node.func.value)
+        return additive_names(node.func.value)
     return set()
 
 
@@ -52,7 +53,7 @@ def pointer_params(jit: JitFunction, helper_pointers: HelperPointers | None = No
             if name not in _POINTER_CALLS:
                 helper = helper_pointers(node) if helper_pointers is not None else None
                 if helper is not None:
-                    roots.update(_helper_pointer_args(node, *helper))
+                    roots.update(args_passed_as(node, *helper))
                 continue
             target = next((a.value for a in node.args if a.keyword is not None
                            and a.keyword.value in ("pointer", "base")), None)
@@ -60,7 +61,7 @@ def pointer_params(jit: JitFunction, helper_pointers: HelperPointers | None = No
                 positional = [a for a in node.args if a.keyword is None]
                 target = positional[0].value if positional else None
             if target is not None:
-                roots.update(_additive_names(target))
+                roots.update(additive_names(target))
         elif kind is cst.Assign:
             for t in node.targets:  # type: ignore[attr-defined]
                 if isinstance(t.target, cst.Name):
@@ -72,7 +73,7 @@ def pointer_params(jit: JitFunction, helper_pointers: HelperPointers | None = No
         changed = False
         for name, value in assigns:
             if name in roots:
-                new = _additive_names(value) - roots
+                new = additive_names(value) - roots
                 if new:
                     roots |= new
                     changed = True
@@ -80,16 +81,17 @@ def pointer_params(jit: JitFunction, helper_pointers: HelperPointers | None = No
     return roots & params
 
 
-def _helper_pointer_args(call: cst.Call, helper: JitFunction, pointers: set[str]) -> set[str]:
-    """Names whose sum a call passes where the helper takes a pointer (positional by index, or by keyword)."""
+def args_passed_as(call: cst.Call, helper: JitFunction, params: set[str]) -> set[str]:
+    """Names whose sum a call passes to the helper's parameters `params` (positional by index, or by keyword):
+    for `params` the helper's pointers, the caller's names that are pointers too."""
     by_index = {p.index: p.name for p in helper.params}
     out: set[str] = set()
     for i, arg in enumerate(call.args):
         if arg.star:
             break  # *args: positions past it are unknown
         param = arg.keyword.value if arg.keyword is not None else by_index.get(i)
-        if param in pointers:
-            out |= _additive_names(arg.value)
+        if param in params:
+            out |= additive_names(arg.value)
     return out
 
 
