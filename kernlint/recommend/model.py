@@ -121,6 +121,7 @@ class Work:
     loop_barriers: int = 0      # reductions/scans to a scalar inside loops: a cross-warp barrier chain per trip
 
 
+# ops between a load and the tl.dot that reads it which leave it the same tile in memory terms
 OPERAND_VIEWS = ("trans", "permute", "reshape", "view", "cast")
 
 
