@@ -37,6 +37,7 @@ for _p in (str(ROOT), str(ROOT / "benchmarks")):
         sys.path.insert(0, _p)
 
 import accuracy  # noqa: E402
+import public_configs as pc  # noqa: E402
 import public_specs as ps  # noqa: E402
 from public_report import coverage, error_class, render  # noqa: E402,F401  (re-exported)
 
@@ -166,7 +167,7 @@ def prepare_kernel(cand: Candidate, caps: tuple[int, ...], max_configs: int) -> 
     blocks = set(shape_symbols(ka.ir)) & set(ka.jit.constexpr_names)
     jits = {j.name: j for m in tree.modules.values() for j in m.facts.jit_functions}   # kernel's file wins
     jits.update({j.name: j for j in pm.facts.jit_functions})
-    plan = ps.plan_configs(ka.jit, ka.points, blocks, max_configs, jits.get)
+    plan = pc.plan_configs(ka.jit, ka.points, blocks, max_configs, jits.get)
     if plan.skip:
         res.skip = plan.skip
         return res, None
@@ -176,7 +177,7 @@ def prepare_kernel(cand: Candidate, caps: tuple[int, ...], max_configs: int) -> 
     work = []
     for cfg, origin in zip(plan.configs, plan.origins):
         point = config_points(ka.jit, [], [cfg], ev)[0]   # the cli point comes first
-        config, constexprs = ps.split_config(cfg, blocks)
+        config, constexprs = pc.split_config(cfg, blocks)
         for cap in caps:
             e = estimate(ka.ir, point, specs[cap])
             stub = {"file": cand.label, "kernel": cand.qualname, "package": cand.project,
@@ -245,7 +246,7 @@ def compile_kernel(res: KernelResult, scratch: Any, work: list[Any], pool: Any, 
 
 # -- driver -------------------------------------------------------------------------------------------
 def sample(cands: list[Candidate], n: int) -> list[Candidate]:
-    return ps._spread(sorted(cands, key=lambda c: (c.label, c.line)), n) if n > 0 else cands
+    return pc.spread(sorted(cands, key=lambda c: (c.label, c.line)), n) if n > 0 else cands
 
 
 def run(a: argparse.Namespace) -> tuple[list[KernelResult], dict[str, int], dict[str, Any]]:

@@ -16,6 +16,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import public_accuracy as pa  # noqa: E402
+import public_configs as pc  # noqa: E402
 import public_specs as ps  # noqa: E402
 
 from kernlint.analysis.estimate import shape_symbols  # noqa: E402
@@ -98,7 +99,7 @@ def test_a_pointer_increment_or_a_scaled_name_is_an_offset_not_a_pointer() -> No
 
 def test_configs_spread_over_autotune_and_flags_default_false() -> None:
     ka = _kernel("gather_kernel")
-    plan = ps.plan_configs(ka.jit, ka.points, set(shape_symbols(ka.ir)), max_configs=2)
+    plan = pc.plan_configs(ka.jit, ka.points, set(shape_symbols(ka.ir)), max_configs=2)
     # 3 autotune configs, 2 wanted: the first and the last; HAS_SCALE (launch value unknown) is an `if` flag
     assert plan.skip is None
     assert plan.configs == [{"BLOCK": 128, "HAS_SCALE": False, "num_warps": 4, "num_stages": 3},
@@ -136,7 +137,7 @@ def test_a_flag_handed_to_a_helper_that_only_tests_it_is_still_a_flag() -> None:
                for k in f.kernels}
     assert ps.condition_only(outer, "DEBUG", helper) and not ps.condition_only(outer, "DEBUG")
     assert not ps.condition_only(outer, "SCALE", helper)
-    plan = ps.plan_configs(outer, kernels["outer_kernel"].points, {"BLOCK"}, 1, helper)
+    plan = pc.plan_configs(outer, kernels["outer_kernel"].points, {"BLOCK"}, 1, helper)
     assert plan.configs[0]["DEBUG"] is False and plan.configs[0]["SCALE"] == 64
 
 
@@ -144,15 +145,15 @@ def test_unknown_block_sizes_get_the_default_set_and_sizes_get_64() -> None:
     ka = _kernel("scan_kernel")
     blocks = set(shape_symbols(ka.ir)) & set(ka.jit.constexpr_names)
     assert blocks == {"BLOCK"}
-    plan = ps.plan_configs(ka.jit, ka.points, blocks, max_configs=4)
+    plan = pc.plan_configs(ka.jit, ka.points, blocks, max_configs=4)
     assert plan.configs == [{"BLOCK": 64, "D": 64, "num_warps": 4, "num_stages": 3},
                             {"BLOCK": 128, "D": 64, "num_warps": 8, "num_stages": 3}]
-    assert ps.split_config(plan.configs[0], blocks) == ({"BLOCK": 64, "num_warps": 4, "num_stages": 3}, {"D": 64})
+    assert pc.split_config(plan.configs[0], blocks) == ({"BLOCK": 64, "num_warps": 4, "num_stages": 3}, {"D": 64})
 
 
 def test_a_dtype_constexpr_is_skipped_with_the_reason() -> None:
     ka = _kernel("cast_kernel")
-    plan = ps.plan_configs(ka.jit, ka.points, set(shape_symbols(ka.ir)), max_configs=2)
+    plan = pc.plan_configs(ka.jit, ka.points, set(shape_symbols(ka.ir)), max_configs=2)
     assert plan.configs == [] and plan.skip is not None and plan.skip.startswith("dtype constexpr OUT_DTYPE")
 
 
@@ -222,5 +223,5 @@ def pick_kernel(x_ptr, BLOCK: tl.constexpr, USE_WIDE: tl.constexpr):
              if k.jit.name == "pick_kernel"]
     shapes = set(shape_symbols(ka.ir))
     assert "USE_WIDE" in shapes                    # the choice puts it in a shape ...
-    plan = ps.plan_configs(ka.jit, ka.points, shapes & set(ka.jit.constexpr_names), 1)
+    plan = pc.plan_configs(ka.jit, ka.points, shapes & set(ka.jit.constexpr_names), 1)
     assert plan.configs[0]["USE_WIDE"] is False    # ... but 64 or 128 would compile a different kernel
