@@ -21,8 +21,9 @@ def _kl201(config: dict[str, int], target: str):  # type: ignore[no-untyped-def]
 def test_just_over_the_budget_is_reported_as_a_heuristic() -> None:
     # layernorm at 16384 columns and 4 warps holds 128 fp32 per thread: ptxas 13.4 spilled 76 B on sm_90 and
     # none on sm_100 (220 registers) — benchmarks/truth/triton-3.9.json. Whatever the estimate, if it lands
-    # within 20 % over the 255 budget the finding must say it is borderline, not promise a spill.
-    regs, diags = _kl201({"BLOCK_SIZE": 16384, "num_warps": 4, "num_stages": 3}, "b200")
+    # within 20 % over the 255 budget the finding must say it is borderline, not promise a spill. (sm_90:
+    # on sm_100 kernlint now predicts no spill, analysis/register_delayed.py.)
+    regs, diags = _kl201({"BLOCK_SIZE": 16384, "num_warps": 4, "num_stages": 3}, "h100")
     assert regs.budget == 255 and 255 < regs.demand <= 1.2 * 255
     assert len(diags) == 1
     assert diags[0].confidence is Confidence.HEURISTIC
@@ -45,13 +46,13 @@ def test_explain_marks_a_borderline_spill_as_a_maybe() -> None:
 
     from kernlint.cli import main
     out = io.StringIO()
-    main(["explain", str(ROOT / "examples/layernorm.py::layernorm_fwd_kernel"), "--target", "b200",
+    main(["explain", str(ROOT / "examples/layernorm.py::layernorm_fwd_kernel"), "--target", "h100",
           "--config", "BLOCK_SIZE=16384,num_warps=4,num_stages=3", "--config", "BLOCK_SIZE=65536,num_warps=16,num_stages=3",
           *[a for name, t in ARGS.items() for a in ("--arg", f"{name}={t}")]], out)
     rows = {line.split("│")[1].strip(): line for line in out.getvalue().splitlines() if "cli:" in line}
-    assert " B? " in rows["BLOCK_SIZE=16384, num_warps=4, num_stages=3"]      # 287 of 255: within 20 %
+    assert " B? " in rows["BLOCK_SIZE=16384, num_warps=4, num_stages=3"]      # 285 of 255: within 20 %
     assert " B? " not in rows["BLOCK_SIZE=65536, num_warps=16, num_stages=3"] and " B " in rows[
-        "BLOCK_SIZE=65536, num_warps=16, num_stages=3"]                       # 287 of 128: it will spill
+        "BLOCK_SIZE=65536, num_warps=16, num_stages=3"]                       # 285 of 128: it will spill
 
 
 def test_a_constexpr_without_a_value_is_named_in_the_finding() -> None:

@@ -22,6 +22,7 @@ from kernlint.analysis.register_inplace import stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_elementwise import carry_streamed_data, streamed_values
+from kernlint.analysis.register_delayed import delayable_loads, squeezed_demand
 from kernlint.analysis.register_streams import reduction_tree, sink_loads, window_accumulated_loads
 from kernlint.analysis.register_tmem import (deferred_row_sums, epilogue_registers, folded_accumulations,
                                              staged_async_operands)
@@ -197,6 +198,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
     stream_in_place(live, costs, env, threads)
     sink_loads(live, costs, enabled=sink, capability=spec.capability, env=env, num_warps=num_warps)
+    delayable = delayable_loads(live, costs, spec.capability) if sink else set()
     window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env, hoist_full_tiles=spec.capability >= 90).items():
@@ -215,19 +217,24 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
             transient[i] = transient.get(i, 0.0) + philox[i]
     events: dict[int, float] = {}
     remat_events: dict[int, float] = {}
+    delay_events: dict[int, float] = {}
     for vid, (a, b) in deferred_row_sums(live, dots, env, num_warps, spec.tensor_core).items():  # a 2nd copy of p
         events[a], events[b] = events.get(a, 0.0) + costs[vid], events.get(b, 0.0) - costs[vid]
     for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
         stop = end if end > start else start + 1
-        for ev in (events, remat_events) if vid in remat else (events,):
+        extra = ((remat_events,) if vid in remat else ()) + ((delay_events,) if vid in delayable else ())
+        for ev in (events, *extra):
             ev[start] = ev.get(start, 0.0) + costs[vid]
             ev[stop] = ev.get(stop, 0.0) - costs[vid]
     running, peak, peak_at, read_at_peak, running_remat, firm_peak = 0.0, 0.0, 0, 0.0, 0.0, 0.0
+    running_delay, undelayed_peak = 0.0, 0.0
     for i in range(len(live.steps) + 1):
         running += events.get(i, 0.0)
         running_remat += remat_events.get(i, 0.0)
+        running_delay += delay_events.get(i, 0.0)
         total = running + transient.get(i, 0.0) + tmem_read.get(i, 0.0)
         firm_peak = max(firm_peak, total - running_remat)
+        undelayed_peak = max(undelayed_peak, total - running_delay)
         if total > peak:
             peak, peak_at, read_at_peak = total, i, total - running - transient.get(i, 0.0)
     demand = int(math.ceil(peak + model.base))
@@ -238,6 +245,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         # sm_90, examples/persistent_matmul.py, B loaded element by element): 64x128x64 w4 241-245 registers,
         # no spill, where holding every address asks 261 (examples' sm_90 spill F1 0.87 -> 0.91).
         demand = max(budget, int(math.ceil(firm_peak + model.base)))
+    if delayable:   # a looped sunk group's loads issued late (register_delayed.py)
+        demand = squeezed_demand(demand, budget, int(math.ceil(undelayed_peak + model.base)))
     at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
     data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0) + read_at_peak
     acc_at_peak = sum(costs[v.id] for v in at_peak if v.id in acc)
