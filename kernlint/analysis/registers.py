@@ -246,7 +246,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         # no spill, where holding every address asks 261 (examples' sm_90 spill F1 0.87 -> 0.91).
         demand = max(budget, int(math.ceil(firm_peak + model.base)))
     if delayable:   # a looped sunk group's loads issued late (register_delayed.py)
-        demand = squeezed_demand(demand, budget, int(math.ceil(undelayed_peak + model.base)))
+        demand = squeezed_demand(demand, budget, math.ceil(undelayed_peak + model.base))
     at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
     data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0) + read_at_peak
     acc_at_peak = sum(costs[v.id] for v in at_peak if v.id in acc)
