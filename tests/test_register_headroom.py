@@ -6,7 +6,8 @@ tests/truth/reference_kernels.py `layernorm_kernel` BLOCK 256 · 1 warp uses 53 
 `.reqntid 32` changed to `.reqntid 128` uses 32, and the 4-warp kernel's PTX with `.reqntid 32` uses 53.
 Expected numbers below are the recorded ptxas truth of every non-spilling 1-warp sm_90 compile under 64
 registers in benchmarks/truth/triton-3.9.json and suite-triton-3.9.json (27 records): without the rule the
-estimate's median was 0.82 of ptxas and 15 were within 20 %; with it 0.94 and 21.
+estimate's median was 0.82 of ptxas and 15 were within 20 %; with it 0.94 and 21. Since register_vectors.py a
+28th qualifies (layernorm_bwd_dwdb 8 x 64 · 1 warp: 61 estimated, ptxas 64; it was 67): median 0.95, 22 within.
 """
 from __future__ import annotations
 
@@ -41,6 +42,6 @@ def test_one_warp_target_is_the_full_residency_count() -> None:
 
 def test_one_warp_estimates_follow_ptxas_on_sm90() -> None:
     ratios = _one_warp_ratios()
-    assert len(ratios) == 27
+    assert len(ratios) == 28
     assert 0.9 <= statistics.median(ratios) <= 1.1
     assert sum(abs(x - 1) <= 0.2 for x in ratios) >= 21

@@ -28,6 +28,7 @@ from kernlint.analysis.register_tmem import (deferred_row_sums, epilogue_registe
                                              staged_async_operands)
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.analysis.register_unroll import unrolled_loads
+from kernlint.analysis.register_vectors import stream_short_accumulated_loads
 from kernlint.analysis.register_widen import hold_widened_loads_narrow
 from kernlint.analysis.placement import DotPlacement, mma_family, numel
 from kernlint.hardware.specs import GpuSpec
@@ -199,6 +200,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     stream_in_place(live, costs, env, threads)
     sink_loads(live, costs, enabled=sink, capability=spec.capability, env=env, num_warps=num_warps)
     delayable = delayable_loads(live, costs, spec.capability) if sink else set()
+    stream_short_accumulated_loads(live, costs, env, threads, spec.tensor_core)   # a few vectors: two in flight
     window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
     _register_pipelined_loads(live, dots, env, num_stages, costs)
     for vid, copies in unrolled_loads(live, env, hoist_full_tiles=spec.capability >= 90).items():
