@@ -4,7 +4,7 @@ the registers of the operands it replaces. Split out of registers.py, which pric
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness
@@ -92,13 +92,17 @@ def _resolved_if(op: Op, env: Mapping[str, Any]) -> bool:
     return cond is not None and not op.operands and not isinstance(cond.evaluate(env), Unknown)
 
 
-def carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, float]) -> None:
+def carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, float],
+                        own_size: Callable[[Value], float] | None = None) -> None:
     """A streamed value held across a whole-tile op (typically `x = tl.load(...).to(tl.float32)` followed by
     more loads before `x` is used) still holds its data: the operands that die where it is defined hand
     their registers to it. It costs the smaller of its own size and theirs (ptxas keeps the narrow loaded
     form and converts at the use). Measured (Triton 3.9, sm_90, residual_dropout: x and residual fp16
     loads, 16 elements per thread, tl.rand replaced by an affine term): 45 registers — both loaded tiles
-    (16) are live together with the addresses, not one of them."""
+    (16) are live together with the addresses, not one of them. It never holds more than its own tile
+    (`own_size`): `partial_dw += tl.load(DW)` writes the sum over both dying operands, it does not keep them both
+    (suite layernorm_bwd_dx_fused_kernel, whose `if count == 0: ... else: partial_dw += ...` lets the old
+    partial_dw die in the else branch)."""
     step_index = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
     for vid in streamed:
         start, end = live.intervals[vid]
@@ -112,3 +116,5 @@ def carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, flo
         if inherited:
             own = costs.get(vid, 0.0)
             costs[vid] = inherited if own == 0.0 else min(own, inherited)
+            if own_size is not None:
+                costs[vid] = min(costs[vid], own_size(live.values[vid]))
