@@ -197,13 +197,14 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     return Liveness(tuple(steps), values, intervals, frozenset(folded), taken)
 
 
-def _region_op_ids(region: Region) -> set[int]:
-    ids: set[int] = set()
-    for op in region.ops:
-        ids.add(op.id)
-        for sub in op.regions:
-            ids |= _region_op_ids(sub)
-    return ids
+def walk_ops(ops: tuple[Op, ...] | list[Op]) -> list[Op]:
+    """`ops` and every op nested in their regions, in program order."""
+    out: list[Op] = []
+    for op in ops:
+        out.append(op)
+        for region in op.regions:
+            out.extend(walk_ops(region.ops))
+    return out
 
 
 def _else_starts(steps: list[Step]) -> dict[int, int]:
@@ -214,7 +215,7 @@ def _else_starts(steps: list[Step]) -> dict[int, int]:
         op = step.op
         if op.kind != "if" or step.is_end or len(op.regions) < 2:
             continue
-        else_ids = _region_op_ids(op.regions[1])
+        else_ids = {o.id for o in walk_ops(op.regions[1].ops)}
         for j in range(i + 1, len(steps)):
             if steps[j].op.id == op.id:   # its end step: the else branch left no steps
                 break

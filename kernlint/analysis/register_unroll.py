@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, producers as producers_of
+from kernlint.analysis.liveness import Liveness, producers as producers_of, walk_ops
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op
 from kernlint.ir.symbolic import as_int
@@ -67,16 +67,6 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: boo
         for vid, n in sizes.items():
             if hoist_full_tiles or (n is not None and n < largest):
                 out[vid] = trips
-    return out
-
-
-def walk_ops(ops: tuple[Op, ...] | list[Op]) -> list[Op]:
-    """`ops` and every op nested in their regions, in program order."""
-    out: list[Op] = []
-    for op in ops:
-        out.append(op)
-        for region in op.regions:
-            out.extend(walk_ops(region.ops))
     return out
 
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernlint.analysis.register_unroll import walk_ops
+from kernlint.analysis.liveness import walk_ops
 from kernlint.ir.nodes import Op, element_bytes
 
 
