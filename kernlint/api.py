@@ -44,6 +44,7 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)    # e.g. unknown codes in noqa comments
     # Set when the result came from the cache, which keeps diagnostics but not the kernels' estimates.
     cached_counts: tuple[int, int] | None = None         # (kernels, estimates)
+    cached_unknown: tuple[str, ...] = ()                  # with cached_counts: unknown_estimates
 
     @property
     def kernel_count(self) -> int:
@@ -52,6 +53,14 @@ class FileResult:
     @property
     def estimate_count(self) -> int:
         return self.cached_counts[1] if self.cached_counts else sum(len(k.estimates) for k in self.kernels)
+
+    @property
+    def unknown_estimates(self) -> tuple[str, ...]:
+        """`kernel: why` for each estimate that could not be made (a constexpr nobody states, ...)."""
+        if self.cached_counts:
+            return self.cached_unknown
+        return tuple(f"{k.jit.qualname}: {e.not_estimated_because}"
+                     for k in self.kernels for e in k.estimates if not e.estimated)
 
 
 @dataclass
@@ -188,7 +197,9 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
         ctx.kernels.extend(analyse_helion_file(p.path, p.text, targets, settings))
     cancel.check()
     enabled = select_rules(*settings.rule_filter())
-    diagnostics = _run_rules(enabled, ctx)
+    from kernlint.autotune_candidates import demote_dropped_candidates
+
+    diagnostics = demote_dropped_candidates(_run_rules(enabled, ctx), ctx.kernels)
 
     def run_extra(codes: tuple[str, ...] | None) -> list[Diagnostic]:
         ran = set(enabled)

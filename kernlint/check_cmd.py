@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from kernlint.api import LintResult
 from kernlint.ir.dtypes import arg_type_error
@@ -41,11 +41,50 @@ def parse_arg_options(items: list[str]) -> dict[str, str]:
     return arg_types
 
 
+def check_config_values(options: list[str]) -> None:
+    """`--config BLOCK_SIZE=abc` used to become a nonsense estimate: a value must be an integer (or
+    True/False, a dtype, or a float for a scalar constexpr)."""
+    for option in options:
+        for part in option.split(","):
+            name, eq, raw = (s.strip() for s in part.partition("="))
+            if not eq or not name:
+                continue   # parse_config_option says "expected NAME=VALUE"
+            if raw in ("True", "False") or raw.startswith(("tl.", "triton.language.")):
+                continue   # flags and dtypes (ACC_DTYPE=tl.float32) are constexpr values too
+            try:
+                int(raw, 0)
+            except ValueError:
+                try:
+                    float(raw)
+                except ValueError:
+                    raise CheckError(f"--config {name}={raw}: not an integer") from None
+
+
+def check_config_keys(options: list[str], kernels: list[Any]) -> None:
+    """A `--config` key that is a constexpr of none of the kernels (a typo: BLOK_SIZE) used to pass silently:
+    the config vanished or was estimated without it. Name it and the constexprs the kernels do have."""
+    from kernlint.analysis.configs import parse_config_option
+
+    launch = {"num_warps", "num_stages", "maxnreg", "num_ctas"}
+    names = {n for k in kernels for n in k.jit.constexpr_names} | launch
+    for option in options:
+        try:
+            unknown = [key for key in parse_config_option(option) if key not in names]
+        except ValueError as exc:
+            raise CheckError(str(exc)) from None
+        if not unknown or not kernels:
+            continue
+        has = "; ".join(f"kernel {k.jit.qualname} has {', '.join(sorted(k.jit.constexpr_names)) or 'no constexprs'}"
+                        for k in kernels[:5]) + ("; ..." if len(kernels) > 5 else "")
+        raise CheckError(f"--config {option!r}: unknown constexpr {', '.join(unknown)}; {has}")
+
+
 def overrides(args: argparse.Namespace) -> Overrides:
     configs = None
     if getattr(args, "config", None):
         from kernlint.analysis.configs import parse_config_option  # only when --config is given
 
+        check_config_values(args.config)
         try:
             configs = tuple(parse_config_option(c) for c in args.config)
         except ValueError as exc:
@@ -128,12 +167,16 @@ def lint(args: argparse.Namespace, err: TextIO | None = None,
     options = Options(jobs=args.jobs or os.cpu_count() or 1, cache=not args.no_cache,
                       force_exclude=args.force_exclude, stdin=stdin,
                       # --fix/--diff re-run estimates, which the cache does not keep
-                      need_estimates=fmt not in DIAGNOSTICS_ONLY or bool(getattr(args, "fix", False) or getattr(args, "diff", False)))
+                      # --config's keys are checked against the kernels' constexprs, which the cache does not keep
+                      need_estimates=fmt not in DIAGNOSTICS_ONLY or bool(getattr(args, "fix", False) or getattr(args, "diff", False)
+                                                                        or getattr(args, "config", None)))
     try:
         _warn_unknown(report_settings, options.cache, err)
         result = run(paths, res, options, stats if stats is not None else RunStats())  # type: ignore[arg-type]
     except SettingsError as exc:
         raise CheckError(str(exc)) from None
+    if getattr(args, "config", None):
+        check_config_keys(args.config, [k for f in result.files for k in f.kernels])
     for warning in result.warnings:
         err.write(f"kernlint: warning: {warning}\n")
     for problem in result.path_errors:   # the other paths were linted and are reported; the exit code is 2

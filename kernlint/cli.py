@@ -100,11 +100,13 @@ def _settings(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
         resolve_targets(targets)
     except UnknownTarget as exc:
         raise UsageError(str(exc)) from None
+    from kernlint.check_cmd import check_config_values, parse_arg_options
+
+    check_config_values(args.config)   # CheckError, reported like a UsageError by main()
     try:
         configs = tuple(parse_config_option(c) for c in args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    from kernlint.check_cmd import parse_arg_options
     arg_types = parse_arg_options(args.arg)   # CheckError, reported like a UsageError by main()
     try:
         return Resolver(Overrides(targets=targets or None, cli_configs=configs or None,
@@ -123,22 +125,12 @@ def _kernels_named(result: Any, path: str, name: str | None) -> list[tuple[str, 
                   for f in result.files for d in f.diagnostics if d.code in ("KL000", "KL001")]
         if broken:   # the file did not parse: say why, not that it has no kernel
             raise UsageError("; ".join(broken))
-        raise UsageError(f"no Triton kernel {name!r} in {path}" if name else f"no Triton kernel in {path}")
+        if not name:
+            raise UsageError(f"no Triton kernel in {path}")
+        found = [k.jit.qualname for f in result.files for k in f.kernels]
+        raise UsageError(f"no Triton kernel {name!r} in {path}; "
+                         + (f"kernels found: {', '.join(found)}" if found else "it has no kernels"))
     return kernels
-
-
-def _check_config_keys(options: list[str], kernels: list[Any]) -> None:
-    """A `--config` key that is none of the kernels' constexprs (a typo: BLOCKSIZE) made the config vanish from
-    the table without a word; name it, as `calibrate` does."""
-    from kernlint.analysis.configs import parse_config_option
-
-    names = {n for k in kernels for n in k.jit.constexpr_names} | {"num_warps", "num_stages", "maxnreg"}
-    for option in options:
-        unknown = [key for key in parse_config_option(option) if key not in names]
-        if unknown:
-            raise UsageError(f"--config {option!r}: {', '.join(unknown)} is not a constexpr of "
-                             f"{', '.join(k.jit.qualname for k in kernels)} "
-                             f"(constexprs: {', '.join(sorted(names - {'num_warps', 'num_stages', 'maxnreg'}))})")
 
 
 def _split_kernel(spec: str) -> tuple[str, str | None]:
@@ -207,9 +199,11 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
     path, name = _split_kernel(args.kernel)
     result = lint_paths([path], _settings(args, path))
-    console = terminal.console_for(out, width=200)
+    console = terminal.console_for(out, width=terminal.explain_width(out))
     kernels = _kernels_named(result, path, name)
-    _check_config_keys(args.config, [k for _, k in kernels])
+    from kernlint.check_cmd import check_config_keys
+
+    check_config_keys(args.config, [k for _, k in kernels])
     for p, k in kernels:
         terminal.render_explain(k, p, console)
     return EXIT_CLEAN

@@ -127,12 +127,14 @@ def _read(path: str) -> bytes | OSError:
 
 def _result_to_json(r: FileResult) -> dict[str, Any]:
     return {"diagnostics": [diagnostic_to_json(d) for d in r.diagnostics], "warnings": r.warnings,
-            "internal_error": r.internal_error, "counts": [r.kernel_count, r.estimate_count]}
+            "internal_error": r.internal_error, "counts": [r.kernel_count, r.estimate_count],
+            "unknown": list(r.unknown_estimates)}
 
 
 def _result_from_json(path: str, o: dict[str, Any]) -> FileResult:
     return FileResult(path, [diagnostic_from_json(d) for d in o["diagnostics"]], [], o["internal_error"],
-                      list(o["warnings"]), tuple(o["counts"]))  # type: ignore[arg-type]
+                      list(o["warnings"]), tuple(o["counts"]),  # type: ignore[arg-type]
+                      tuple(o.get("unknown", ())))
 
 
 def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None,
@@ -233,7 +235,8 @@ def _w_lint(context: list[Source], groups: list[tuple[Settings, list[str]]], kee
     for settings, paths in groups:
         for r in lint_parsed(parsed, settings, set(paths)):
             if not keep_kernels:  # estimates hold CST nodes: send counts, not kernels, across processes
-                r = replace(r, kernels=[], cached_counts=(r.kernel_count, r.estimate_count))
+                r = replace(r, kernels=[], cached_counts=(r.kernel_count, r.estimate_count),
+                            cached_unknown=r.unknown_estimates)
             out.append(r)
     return out
 

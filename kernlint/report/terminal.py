@@ -1,6 +1,7 @@
 """Terminal output through rich: full (with a source snippet), concise, and the `explain` table."""
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import TextIO
 
@@ -17,10 +18,21 @@ from kernlint.rule import KernelAnalysis
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def console_for(out: TextIO, color: bool | None = None, width: int = 120) -> Console:
+def console_for(out: TextIO, color: bool | None = None, width: int | None = 120) -> Console:
+    """`color` None leaves it to rich, which honours NO_COLOR, FORCE_COLOR and whether `out` is a terminal;
+    False (--no-color, -o FILE) turns it off. Passing no_color=False would override the NO_COLOR variable."""
     return Console(file=out, highlight=False, soft_wrap=True, width=width,
                    force_terminal=color if color is not None else None,
-                   no_color=color is False)
+                   no_color=True if color is False else None)
+
+
+def explain_width(out: TextIO) -> int | None:
+    """The terminal's width (or $COLUMNS) for `explain`'s table; a pipe without $COLUMNS keeps wide rows,
+    so `explain ... | less -S` or grep sees one row per line."""
+    isatty = getattr(out, "isatty", None)
+    if "COLUMNS" in os.environ or (isatty is not None and isatty()):
+        return None   # rich reads $COLUMNS, else asks the terminal
+    return 200
 
 
 def _header(d: Diagnostic) -> Text:
@@ -64,6 +76,13 @@ def _summary(result: LintResult, console: Console) -> None:
         console.print(Text(f"No findings in {len(result.files)} file(s), but {errors} error(s) kept kernlint from "
                            f"checking everything; {kernels} kernel(s), {estimates} estimate(s).", style="bold red"))
         return
+    unknown = [u for f in result.files for u in f.unknown_estimates]
+    if not diags and unknown:   # `?` in every column is not a pass: say what was not estimated and why
+        why = list(dict.fromkeys(unknown))
+        console.print(Text(f"No findings in {len(result.files)} file(s), {kernels} kernel(s), but {len(unknown)} of "
+                           f"{estimates} estimate(s) unknown: {'; '.join(why[:3])}"
+                           + (f"; and {len(why) - 3} more" if len(why) > 3 else "") + ".", style="yellow"))
+        return
     if not diags:
         console.print(Text(f"All checks passed: {len(result.files)} file(s), {kernels} kernel(s), "
                            f"{estimates} estimate(s).", style="green"))
@@ -71,7 +90,8 @@ def _summary(result: LintResult, console: Console) -> None:
     by_sev = Counter(d.severity for d in diags)
     parts = ", ".join(f"{by_sev[s]} {s.value}{'s' if by_sev[s] != 1 else ''}" for s in Severity if by_sev[s])
     console.print(Text(f"Found {len(diags)} finding(s) ({parts}) in {len(result.files)} file(s); "
-                       f"{kernels} kernel(s), {estimates} estimate(s).", style="bold"))
+                       f"{kernels} kernel(s), {estimates} estimate(s)"
+                       + (f", {len(unknown)} of them unknown" if unknown else "") + ".", style="bold"))
 
 
 def render_statistics(result: LintResult, console: Console) -> None:
