@@ -161,7 +161,7 @@ def _is_kernel(jit: JitFunction, launched: bool, called: set[str]) -> bool:
 
 def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, launches: list[LaunchSite],
                    targets: tuple[GpuSpec, ...], settings: Settings) -> KernelAnalysis:
-    from kernlint.analysis.configs import config_points
+    from kernlint.analysis.configs import config_points, given_arg_values
     from kernlint.analysis.estimate import estimate
     from kernlint.frontend.static_eval import StaticEvaluator
     from kernlint.ir.lower import Lowerer
@@ -172,7 +172,8 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
     ir = Lowerer(jit, module, helpers, arg_types, pointee).lower()
     cli = [c for c in settings.cli_configs
            if any(k in jit.constexpr_names for k in c) or all(k in ("num_warps", "num_stages", "maxnreg") for k in c)]
-    points = config_points(jit, launches, cli, StaticEvaluator(module.names, module.constants))
+    points = config_points(jit, launches, cli, StaticEvaluator(module.names, module.constants),
+                           given_arg_values(jit, arg_types))
     estimates: list[KernelEstimate] = [estimate(ir, p, t) for p in points for t in targets]
     return KernelAnalysis(jit, ir, tuple(points), tuple(estimates))
 

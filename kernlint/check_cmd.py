@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernlint.api import LintResult
-from kernlint.ir.dtypes import arg_type_error
+from kernlint.frontend.arg_values import ArgValueError, parse_arg_items
 from kernlint.settings import Overrides, Resolver, Settings, SettingsError, rule_prefix, unknown_codes
 from kernlint.text_lines import source_lines
 
@@ -29,16 +29,12 @@ def _codes(text: str | None) -> tuple[str, ...]:
 
 
 def parse_arg_options(items: list[str]) -> dict[str, str]:
-    """`--arg NAME=TYPE` options (check, explain, debug) → {name: type}; CheckError on a malformed one."""
-    arg_types: dict[str, str] = {}
-    for item in items:
-        if "=" not in item:
-            raise CheckError(f"bad --arg {item!r}: expected NAME=TYPE, e.g. a_ptr=*bf16")
-        name, value = item.split("=", 1)
-        if (why := arg_type_error(value)) is not None:
-            raise CheckError(f"bad --arg {item!r}: {why}")
-        arg_types[name.strip()] = value.strip()
-    return arg_types
+    """`--arg NAME=VALUE` options (check, explain, debug) → {name: value text}; CheckError on a malformed one.
+    Read by the parser calibrate and recommend use too (types, example values, None, dtypes)."""
+    try:
+        return {name: value.lint_text() for name, value in parse_arg_items(items).items()}
+    except ArgValueError as exc:
+        raise CheckError(str(exc)) from None
 
 
 def check_config_values(options: list[str]) -> None:

@@ -48,6 +48,7 @@ class Settings:
     output_format: str = "full"
     cache_dir: str = ".kernlint_cache"
     config_store: str = "kernlint.lock.json"   # `config-store`, relative to `root` (KL406 reads it)
+    triton_version: str | None = None    # `triton-version`: the release the API rules (KL31x) judge; None = newest
     root: str = "."                      # directory of the pyproject.toml the values came from
     source: str | None = None            # that pyproject.toml, None for built-in defaults
 
@@ -167,11 +168,14 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
         elif key == "args":
             if not isinstance(value, dict) or not all(isinstance(v, (str, int)) for v in value.values()):
                 raise SettingsError(f"{where}: `args` must be a table of NAME = \"TYPE\", e.g. a_ptr = \"*bf16\"")
-            from kernlint.ir.dtypes import arg_type_error
-            for k, v in value.items():
-                if (why := arg_type_error(v)) is not None:
-                    raise SettingsError(f"{where}: `args.{k}`: {why}")
-            values["arg_types"] = {k: str(v) for k, v in value.items()}
+            from kernlint.frontend.arg_values import ArgValueError, parse_arg_value
+            arg_types: dict[str, str] = {}
+            for k, v in value.items():   # the parser every --arg goes through; kept in its canonical text
+                try:
+                    arg_types[k] = parse_arg_value(k, str(v)).lint_text()
+                except ArgValueError as exc:
+                    raise SettingsError(f"{where}: `args.{k}`: {str(exc).split(': ', 1)[-1]}") from None
+            values["arg_types"] = arg_types
         elif key == "configs":
             if not isinstance(value, list) or not all(
                     isinstance(c, dict) and all(isinstance(v, (int, str, bool)) for v in c.values()) for c in value):
@@ -186,6 +190,11 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
                 if why:
                     raise SettingsError(f"{where}: `configs` entry {c}: {why}")
             values["cli_configs"] = tuple(dict(c) for c in value)
+        elif key == "triton-version":
+            from kernlint.frontend.triton_api import release_error   # stdlib only: reads the shipped JSON table
+            if (why := release_error(value)) is not None:
+                raise SettingsError(f"{where}: `triton-version` {why}")
+            values["triton_version"] = value
         elif key == "calibrate":
             # read by `kernlint calibrate` (kernlint/calibrate/command.py); only its shape is checked here
             if not isinstance(value, dict):
@@ -240,10 +249,11 @@ class Overrides:
     extend_exclude: tuple[str, ...] = ()
     output_format: str | None = None
     cache_dir: str | None = None
+    triton_version: str | None = None
 
     def apply(self, base: Settings) -> Settings:
         changes: dict[str, Any] = {}
-        for name in ("select", "targets", "cli_configs", "exclude", "output_format", "cache_dir"):
+        for name in ("select", "targets", "cli_configs", "exclude", "output_format", "cache_dir", "triton_version"):
             if getattr(self, name) is not None:
                 changes[name] = getattr(self, name)
         if self.select is not None and base.ignore:
@@ -304,6 +314,10 @@ class Resolver:
         """Validate command-line targets once, with the same error style as the config file."""
         if self.overrides.targets is not None:
             _check_targets(self.overrides.targets, "--target")
+        if self.overrides.triton_version is not None:
+            from kernlint.frontend.triton_api import release_error
+            if (why := release_error(self.overrides.triton_version)) is not None:
+                raise SettingsError(f"--triton-version {why}")
 
 
 def unknown_codes(codes: tuple[str, ...], known: set[str]) -> list[str]:

@@ -72,8 +72,8 @@ def test_select_all_and_cli_select_over_configured_ignore(tmp_path: Path) -> Non
 
 def test_unknown_argument_types_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "k.py").write_text(KERNEL)
-    assert main(["check", "k.py", "--arg", "*=*bfloat16"], io.StringIO()) == 2
-    assert "unknown type '*bfloat16'" in capsys.readouterr().err
+    assert main(["check", "k.py", "--arg", "*=*bfloat17"], io.StringIO()) == 2
+    assert "unknown type '*bfloat17'" in capsys.readouterr().err
     assert main(["check", "k.py", "--arg", "*=*bf16:16", "--arg", "n=1", "--arg", "x_ptr=*fp8e4nv"],
                 io.StringIO()) == 1
 

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernlint.frontend.arg_values import ArgValueError, parse_arg_value
 from kernlint.frontend.facts import NO_DEFAULT, ConfigOrigin, JitFunction, LaunchSite
 from kernlint.frontend.static_eval import LAUNCH_OPTIONS, StaticEvaluator
 from kernlint.ir.symbolic import Unknown
@@ -74,15 +75,39 @@ def parse_config_option(text: str) -> dict[str, Any]:
     return out
 
 
+def given_arg_values(jit: JitFunction, arg_types: Mapping[str, str]) -> dict[str, Any]:
+    """The `--arg` values that hold in every config: constexprs given a value or a dtype (`FLAG=True`,
+    `ACC_DTYPE=tl.int32`) and arguments passed as None, which `@triton.heuristics` lambdas may test
+    (`lambda args: args["BIAS"] is not None`)."""
+    out: dict[str, Any] = {}
+    for p in jit.params:
+        text = arg_types.get(p.name)
+        if text is None:
+            continue
+        try:
+            given = parse_arg_value(p.name, text)
+            if p.is_constexpr:
+                out[p.name] = given.constexpr_value()
+            elif given.is_none:
+                out[p.name] = None
+        except ArgValueError:
+            continue
+    return out
+
+
 def _point(jit: JitFunction, values: Mapping[str, Any], options: Mapping[str, Any], origin: ConfigOrigin,
-           line: int, col: int, evaluator: StaticEvaluator | None, pre_unknown: Mapping[str, str]) -> ConfigPoint:
+           line: int, col: int, evaluator: StaticEvaluator | None, pre_unknown: Mapping[str, str],
+           given: Mapping[str, Any] | None = None) -> ConfigPoint:
     constexprs: dict[str, Any] = {}
     unknown: dict[str, str] = dict(pre_unknown)
     defaulted: list[str] = []
+    given = given or {}
     for p in jit.params:
         if not p.is_constexpr:
             continue
-        if p.name in values and not isinstance(values[p.name], Unknown):
+        if p.name in given:
+            constexprs[p.name] = given[p.name]
+        elif p.name in values and not isinstance(values[p.name], Unknown):
             constexprs[p.name] = values[p.name]
         elif p.name in values:
             unknown[p.name] = values[p.name].reason
@@ -94,7 +119,7 @@ def _point(jit: JitFunction, values: Mapping[str, Any], options: Mapping[str, An
         for h in jit.heuristics:
             if h.body is None or h.name in constexprs:
                 continue
-            value = evaluator.evaluate(h.body, {h.arg_name: dict(constexprs)})
+            value = evaluator.evaluate(h.body, {h.arg_name: {**given, **constexprs}})
             if isinstance(value, Unknown):
                 unknown[h.name] = f"set by @triton.heuristics `{h.source}` at line {h.line}"
             else:
@@ -131,24 +156,25 @@ def invalid_launch_options(num_warps: int, num_stages: int, maxnreg: int | None)
 
 
 def config_points(jit: JitFunction, launches: list[LaunchSite], cli_configs: list[dict[str, Any]],
-                  evaluator: StaticEvaluator | None = None) -> list[ConfigPoint]:
-    """Autotune configs, each launch site's explicit values, CLI configs; Triton defaults otherwise."""
+                  evaluator: StaticEvaluator | None = None, given: Mapping[str, Any] | None = None) -> list[ConfigPoint]:
+    """Autotune configs, each launch site's explicit values, CLI configs; Triton defaults otherwise. `given`:
+    values `--arg` fixes for every config (given_arg_values)."""
     points: list[ConfigPoint] = []
     for raw in cli_configs:
         values = {k: v for k, v in raw.items() if k not in LAUNCH_OPTIONS}
-        points.append(_point(jit, values, raw, "cli", jit.line, 0, evaluator, {}))
+        points.append(_point(jit, values, raw, "cli", jit.line, 0, evaluator, {}, given))
     if jit.autotune is not None:
         for cfg in jit.autotune.configs:
             points.append(_point(jit, cfg.kwargs, cfg.options, "autotune", cfg.line, cfg.col, evaluator,
-                                 cfg.unknown))
+                                 cfg.unknown, given))
     for site in launches:
         values = {k: v for k, v in site.kwargs.items() if k not in LAUNCH_OPTIONS}
         options = {k: v for k, v in site.kwargs.items() if k in LAUNCH_OPTIONS}
         if jit.autotune is not None and jit.autotune.configs:
             continue  # the autotuner supplies block sizes and launch options; the launch passes data only
-        points.append(_point(jit, values, options, "launch", site.line, site.col, evaluator, {}))
+        points.append(_point(jit, values, options, "launch", site.line, site.col, evaluator, {}, given))
     if not points:
-        points.append(_point(jit, {}, {}, "default", jit.line, 0, evaluator, {}))
+        points.append(_point(jit, {}, {}, "default", jit.line, 0, evaluator, {}, given))
     unique: dict[tuple[Any, ...], ConfigPoint] = {}
     for p in points:
         unique.setdefault((p.origin, p.line, p.key), p)

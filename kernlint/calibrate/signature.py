@@ -28,15 +28,11 @@ from typing import Any, Literal
 import libcst as cst
 
 from kernlint.calibrate.scratch import ParsedModule, SourceTree
+from kernlint.frontend.arg_values import ArgValueError, DtypeValue, parse_arg_value
 from kernlint.frontend.facts import JitFunction
-from kernlint.ir.nodes import DTYPE_BYTES
 from kernlint.ir.pointers import additive_names, args_passed_as, pointer_params
 
 Kind = Literal["pointer", "scalar", "constexpr"]
-SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
-_ALIASES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-            "float64": "fp64", "int32": "i32", "int64": "i64", "int8": "i8", "int16": "i16", "uint8": "u8",
-            "bool": "u1", "int1": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 DEFAULT_POINTEE = "fp16"
 
 
@@ -78,35 +74,13 @@ def _describe_scalar(value: Any) -> str:
     return ty
 
 
-def _dtype(text: str) -> str | None:
-    text = _ALIASES.get(text, text)
-    return text if text in DTYPE_BYTES or text in SCALAR_TYPES else None
-
-
 def parse_spec(name: str, text: str) -> Any:
-    """``--arg`` text → compile spec value; SpecError naming the argument when it is not a spec."""
-    raw = text.strip()
-    if raw in ("True", "False"):
-        return raw == "True"
-    if raw == "None":
-        return None
+    """``--arg`` text → compile spec value; SpecError naming the argument when it is not a spec. The parser is
+    the one every command shares (kernlint/frontend/arg_values.py)."""
     try:
-        return int(raw, 0)
-    except ValueError:
-        pass
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    base, sep, hint = raw.partition(":")
-    if sep and hint not in ("0", "16"):
-        raise SpecError(f"--arg {name}={text}: unknown hint ':{hint}' (use ':16' or ':0')")
-    pointer = base.startswith("*")
-    dtype = _dtype(base[1:] if pointer else base)
-    if dtype is None:
-        raise SpecError(f"--arg {name}={text}: unknown type {base!r} (expected e.g. *fp16, *bf16, i32, i64, fp32, "
-                        f"an integer or a float example value)")
-    return ("*" if pointer else "") + dtype + (f":{hint}" if sep else "")
+        return parse_arg_value(name, text).spec()
+    except ArgValueError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _last_axis_offset(node: cst.BaseExpression) -> bool:
@@ -206,10 +180,13 @@ def derive_signature(jit: JitFunction, pointers: set[str], given: Mapping[str, s
     for p in jit.params:
         text = given.get(p.name)
         value = parse_spec(p.name, text) if text is not None else None
-        if p.is_constexpr:
-            if isinstance(value, str):
-                raise SpecError(f"--arg {p.name}={text}: {p.name} is a tl.constexpr; give its value "
-                                f"(--arg {p.name}=64) or set it per config with --config")
+        if p.is_constexpr or isinstance(value, DtypeValue):
+            if text is not None:  # a bare type name given to a constexpr is the dtype it names (ACC_DTYPE=fp32)
+                try:
+                    value = parse_arg_value(p.name, text).constexpr_value()
+                except ArgValueError as exc:
+                    raise SpecError(f"--arg {p.name}={text}: {p.name} is a tl.constexpr; give its value "
+                                    f"(--arg {p.name}=64) or set it per config with --config ({exc})") from None
             out.append(ArgSpec(p.name, "constexpr", value, "--arg" if text is not None else "config"))
         elif p.name in pointers:
             if text is not None and not (isinstance(value, str) and value.startswith("*")):

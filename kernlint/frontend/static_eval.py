@@ -133,6 +133,9 @@ class StaticEvaluator:
                     ok = left in right
                 elif isinstance(target.operator, cst.NotIn):
                     ok = left not in right
+                elif isinstance(target.operator, (cst.Is, cst.IsNot)) and (left is None or right is None):
+                    # `args["BIAS"] is not None` in a heuristics lambda, with BIAS passed as None (--arg)
+                    ok = (left is right) == isinstance(target.operator, cst.Is)
                 else:
                     op = _CMP.get(type(target.operator))
                     if op is None:

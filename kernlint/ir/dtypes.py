@@ -98,20 +98,13 @@ def parse_arg_type(spec: str) -> str:
 
 
 def arg_type_error(spec: object) -> str | None:
-    """Why an `--arg`/`args` type is not one kernlint knows (None when it is): `*DTYPE[:16]`, `DTYPE`, or an
-    example value (`1` for a unit stride). An unknown name used to be taken as a 4-byte type silently
-    (`*bfloat16` quadrupled no operand and halved none: shared memory came out wrong for every bf16 dot)."""
-    from kernlint.ir.nodes import DTYPE_BYTES
-    text = str(spec).strip()
-    base = (text[1:] if text.startswith("*") else text).split(":")[0]
-    if base in DTYPE_BYTES or (not text.startswith("*") and base in ("True", "False", "u1")):
-        return None
-    if not text.startswith("*"):
-        for number in (lambda v: int(v, 0), float):
-            try:
-                number(base)
-                return None
-            except ValueError:
-                pass
-    return (f"unknown type {text!r}: expected *DTYPE, DTYPE or an example value, with DTYPE one of "
-            f"{', '.join(sorted(DTYPE_BYTES))}")
+    """Why an `--arg`/`args` value is not one kernlint knows (None when it is): `*DTYPE[:16]`, `DTYPE`, a dtype
+    (`tl.int32`), None, or an example value (`1` for a unit stride); kernlint/frontend/arg_values.py reads them.
+    An unknown name used to be taken as a 4-byte type silently (`*bfloat16` quadrupled no operand and halved
+    none: shared memory came out wrong for every bf16 dot)."""
+    from kernlint.frontend.arg_values import ArgValueError, parse_arg_value
+    try:
+        parse_arg_value("", str(spec))
+    except ArgValueError as exc:
+        return str(exc).split(": ", 1)[-1]
+    return None

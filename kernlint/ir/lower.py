@@ -13,6 +13,7 @@ from typing import Any
 
 import libcst as cst
 
+from kernlint.frontend.arg_values import ArgValue, ArgValueError, DtypeValue, parse_arg_value
 from kernlint.frontend.facts import JitFunction
 from kernlint.ir import tl_calls, tl_dispatch
 from kernlint.ir.control_flow import ControlFlowLowering
@@ -97,12 +98,23 @@ class Lowerer(ControlFlowLowering):
         ptrs = pointer_params(self.jit, helper_lookup(self.helpers, self.home, MAX_INLINE_DEPTH))
         pointer_types: dict[str, str] = {}
         for p in self.jit.params:
+            given = _given(p.name, self.arg_types.get(p.name))
             if p.is_constexpr:
-                env[p.name] = CV(Sym(p.name))
+                # `--arg FLAG=True` / `ACC_DTYPE=tl.int32`: the value of every config, so branches on it fold
+                fixed = _constexpr_entry(given) if given is not None else None
+                env[p.name] = fixed if fixed is not None else CV(Sym(p.name))
                 continue
-            spec = self.arg_types.get(p.name)
-            if spec is not None and not spec.startswith("*") and spec.lstrip("-").isdigit():
-                env[p.name] = CV(Const(int(spec)))  # Triton specialises integer 1 (and given values)
+            if given is not None and given.is_none:
+                env[p.name] = CV(Const(None))  # passed as None: Triton makes it a constexpr None
+                continue
+            if given is not None and given.dtype_object:
+                env[p.name] = DT(given.dtype or "fp32")  # a dtype passed to an unannotated parameter
+                continue
+            spec = given.lint_text() if given is not None else None
+            if given is not None and given.is_value and type(given.value) is not int:
+                spec = "i1" if isinstance(given.value, bool) else "fp32"   # an example value says its type
+            if given is not None and given.is_value and type(given.value) is int:
+                env[p.name] = CV(Const(given.value))  # Triton specialises integer 1 (and given values)
                 continue
             if spec is not None:
                 dtype = parse_arg_type(spec)
@@ -367,6 +379,26 @@ class Lowerer(ControlFlowLowering):
         finally:
             self.module, self.depth, self.call_site = saved, self.depth - 1, saved_site
         return ret if ret is not None else CV(Const(None))
+
+
+def _given(name: str, text: str | None) -> ArgValue | None:
+    """An `--arg` value as the shared parser reads it (None when not given; the commands reject bad ones
+    before lowering, so one that still fails to parse is ignored)."""
+    if text is None:
+        return None
+    try:
+        return parse_arg_value(name, text)
+    except ArgValueError:
+        return None
+
+
+def _constexpr_entry(given: ArgValue) -> Any:
+    """The lowering entry of a constexpr fixed with `--arg`: a constant, or a dtype; None for a pointer type."""
+    try:
+        value = given.constexpr_value()
+    except ArgValueError:
+        return None
+    return DT(value.name) if isinstance(value, DtypeValue) else CV(Const(value))
 
 
 def _identity_test(operator: cst.BaseCompOp, left: Any, right: Any) -> CV | None:

@@ -99,28 +99,25 @@ def _unused_shape_keys(shapes: list[dict[str, Any]], result: Any) -> list[str]:
 
 
 def analysis_arg_types(specs: list[str]) -> dict[str, str]:
-    """`--arg` specs (calibrate's syntax) → the facts the static analysis takes. A type stays a type
-    (`*fp16:16` → `*fp16`); an example value only says the argument's type — an integer is `i32`/`i64`,
+    """`--arg` specs (the parser every command shares) → the facts the static analysis takes. A type stays a
+    type (`*fp16:16` → `*fp16`); an example value only says the argument's type — an integer is `i32`/`i64`,
     except 1, which Triton specialises to a constant (a unit stride) — so `--arg K=64`, an input size for
-    --verify, does not freeze a loop bound."""
-    from kernlint.calibrate.signature import SpecError, parse_spec
+    --verify, does not freeze a loop bound. None (an argument passed as None) and dtypes (`ACC_DTYPE=tl.int32`)
+    are kept: the kernel is analysed with them, as `check` does."""
+    from kernlint.frontend.arg_values import ArgValueError, parse_arg_items
+    try:
+        given = parse_arg_items(specs)
+    except ArgValueError as exc:
+        raise ValueError(str(exc)) from None
     out: dict[str, str] = {}
-    for spec in specs:
-        name, sep, text = spec.partition("=")
-        if not sep:
-            raise ValueError(f"--arg {spec!r}: expected NAME=SPEC")
-        try:
-            v = parse_spec(name.strip(), text)
-        except SpecError as exc:
-            raise ValueError(str(exc)) from None
-        if isinstance(v, bool):
-            out[name.strip()] = "u1"
+    for name, a in given.items():
+        v = a.value
+        if not a.is_value or v is None or isinstance(v, bool):
+            out[name] = a.lint_text()   # True/False stays a value: a flag constexpr folds its branches
         elif isinstance(v, int):
-            out[name.strip()] = "1" if v == 1 else ("i32" if -2**31 <= v < 2**31 else "i64")
+            out[name] = "1" if v == 1 else ("i32" if -2**31 <= v < 2**31 else "i64")
         elif isinstance(v, float):
-            out[name.strip()] = "fp32"
-        elif isinstance(v, str):
-            out[name.strip()] = v.split(":")[0]
+            out[name] = "fp32"
     return out
 
 

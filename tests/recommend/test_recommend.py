@@ -132,7 +132,7 @@ def test_arg_values_are_types_for_the_analysis_except_a_unit_stride() -> None:
     # drop the operand pipeline and recommend configs that cannot fit); only 1 is specialised by Triton
     from kernlint.recommend.cli import analysis_arg_types
     got = analysis_arg_types(["K=64", "stride_ak=1", "x_ptr=*fp16:16", "eps=1e-5", "*=*bf16", "FLAG=True"])
-    assert got == {"K": "i32", "stride_ak": "1", "x_ptr": "*fp16", "eps": "fp32", "*": "*bf16", "FLAG": "u1"}
+    assert got == {"K": "i32", "stride_ak": "1", "x_ptr": "*fp16", "eps": "fp32", "*": "*bf16", "FLAG": "True"}
     with pytest.raises(ValueError, match="x_ptr"):
         analysis_arg_types(["x_ptr=*nope"])
 
