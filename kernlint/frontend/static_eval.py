@@ -14,12 +14,19 @@ from typing import Any
 import libcst as cst
 
 from kernlint.frontend.names import NameResolver
-from kernlint.ir.symbolic import BINARY_OPS, Unknown
+from kernlint.ir.symbolic import BINARY_OPS, MAX_SEQUENCE, TooLarge, Unknown
 
 CONFIG_NAMES = ("triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config")
 # Triton's launch options (CUDAOptions fields people pass per launch / per Config).
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 MAX_ITEMS = 4096  # a comprehension producing more configs than this is treated as unknown
+# Nodes visited by one `evaluate` (comprehension iterations included; ~3 us each): a 4,096-entry config table
+# with a few conditions each is ~10^5; nested comprehensions that filter everything out could otherwise
+# loop 4,096^3 times without yielding.
+MAX_STEPS = 250_000
+# Digits of an integer literal: 4,096 bits is at most 1,234 decimal digits (ir.symbolic.MAX_INT_BITS);
+# a hexadecimal literal is not covered by CPython's int-from-str digit limit.
+MAX_LITERAL_CHARS = 1_300
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +47,23 @@ _BIN = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst
         cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^"}
 
 
+def _range(*args: int) -> list[int]:
+    r = range(*args)
+    if len(r) > MAX_SEQUENCE:
+        _give(f"range of {len(r):,} items is not evaluated")
+    return list(r)
+
+
+def _product(*iterables: Any) -> list[tuple[Any, ...]]:
+    pools = [tuple(it) for it in iterables]
+    total = 1
+    for pool in pools:
+        total *= len(pool)
+        if total > MAX_SEQUENCE:
+            _give(f"itertools.product of more than {MAX_SEQUENCE:,} items is not evaluated")
+    return list(itertools.product(*pools))
+
+
 def _next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
@@ -53,9 +77,9 @@ PURE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "triton.next_power_of_2": _next_power_of_2, "triton.cdiv": _cdiv,
     "triton.language.constexpr": lambda v: v, "triton.language.cdiv": _cdiv,
     "builtins.min": min, "builtins.max": max, "builtins.abs": abs, "builtins.int": int,
-    "builtins.range": lambda *a: list(range(*a)), "builtins.list": list, "builtins.tuple": tuple,
+    "builtins.range": _range, "builtins.list": list, "builtins.tuple": tuple,
     "builtins.len": len, "builtins.sorted": sorted, "builtins.dict": dict,
-    "itertools.product": lambda *a: list(itertools.product(*a)),
+    "itertools.product": _product,
 }
 
 
@@ -63,20 +87,34 @@ class StaticEvaluator:
     def __init__(self, names: NameResolver, constants: Mapping[str, Any] | None = None) -> None:
         self.names = names
         self.constants: Mapping[str, Any] = constants or {}
+        self._steps = 0
+        self._active = 0   # evaluate() calls in progress: the step budget spans the outermost one
 
     def evaluate(self, node: cst.BaseExpression, env: Mapping[str, Any] | None = None) -> Any:
+        if not self._active:
+            self._steps = 0
+        self._active += 1
         try:
             return self._eval(node, dict(env or {}))
         except RecursionError:
             return Unknown("expression too deeply nested")
         except _Give as give:
             return give.unknown
+        except TooLarge as exc:
+            return Unknown(str(exc))
         except Exception as exc:  # arithmetic on odd literals in user code: unknown, never a crash
             return Unknown(f"cannot evaluate statically: {type(exc).__name__}")
+        finally:
+            self._active -= 1
 
     # -- internals --------------------------------------------------------------------------------
     def _eval(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
+        self._steps += 1
+        if self._steps > MAX_STEPS:
+            _give(f"more than {MAX_STEPS:,} evaluation steps")
         if isinstance(node, cst.Integer):
+            if len(node.value) > MAX_LITERAL_CHARS:
+                _give(f"integer literal of {len(node.value):,} digits")
             return int(node.value.replace("_", ""), 0)
         if isinstance(node, cst.Float):
             return float(node.value.replace("_", ""))

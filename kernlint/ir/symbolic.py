@@ -73,9 +73,62 @@ def _next_pow2(a: Scalar) -> Scalar:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
+# Bounds on what constant folding may build. Real kernels use 64-bit masks and config tables of a few
+# thousand entries; `9 ** 9 ** 9`, `1 << 10**10` or `[0] * 10**12` in a file would otherwise take minutes
+# and gigabytes to compute. A folded value stays under 2 x 4,096 bits, below CPython's 4,300-digit
+# (~14,000-bit) int-to-str limit, so a kept value can always be printed in a message.
+MAX_INT_BITS = 4096
+MAX_SEQUENCE = 1 << 16   # items of a list/tuple or characters of a string built by `*` or `+`
+
+
+class TooLarge(ArithmeticError):
+    """The folded value would exceed MAX_INT_BITS or MAX_SEQUENCE; callers treat it as unknown."""
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int)
+
+
+def _bounded_pow(a: Scalar, b: Scalar) -> Scalar:
+    # the result has at least b * (bit_length(a) - 1) + 1 bits (and at most twice that)
+    if _is_int(a) and _is_int(b) and b > 0 and abs(a) > 1 and b * (abs(a).bit_length() - 1) >= MAX_INT_BITS:  # type: ignore[operator, arg-type]
+        raise TooLarge(f"{a} ** {b} is too large to evaluate")
+    return a ** b  # type: ignore[operator, no-any-return]
+
+
+def _bounded_lshift(a: Scalar, b: Scalar) -> Scalar:
+    if _is_int(a) and _is_int(b) and a and b > 0 and abs(a).bit_length() + b > MAX_INT_BITS:  # type: ignore[operator, arg-type]
+        raise TooLarge(f"{a} << {b} is too large to evaluate")
+    return a << b  # type: ignore[operator, no-any-return]
+
+
+def _bounded_mul(a: Scalar, b: Scalar) -> Scalar:
+    if _is_int(a) and _is_int(b):
+        if abs(a).bit_length() + abs(b).bit_length() > MAX_INT_BITS:  # type: ignore[arg-type]
+            raise TooLarge("product too large to evaluate")
+    elif _is_int(b) and isinstance(a, (str, bytes, list, tuple)) or _is_int(a) and isinstance(b, (str, bytes, list, tuple)):
+        seq, n = (a, b) if _is_int(b) else (b, a)
+        if len(seq) * max(0, n) > MAX_SEQUENCE:  # type: ignore[arg-type, operator]
+            raise TooLarge(f"repetition of {n} items is too large to evaluate")
+    return a * b  # type: ignore[operator, no-any-return]
+
+
+def _bounded_add(a: Scalar, b: Scalar) -> Scalar:
+    if isinstance(a, (str, bytes, list, tuple)) and isinstance(b, (str, bytes, list, tuple)) \
+            and len(a) + len(b) > MAX_SEQUENCE:
+        raise TooLarge("concatenation too large to evaluate")
+    return a + b  # type: ignore[operator, no-any-return]
+
+
+def _bounded_mod(a: Scalar, b: Scalar) -> Scalar:
+    if isinstance(a, (str, bytes)):  # printf-style formatting: "%0999999999d" % 1 builds a gigabyte
+        raise TooLarge("string formatting is not evaluated")
+    return a % b  # type: ignore[operator]
+
+
 BINARY_OPS: dict[str, Callable[[Scalar, Scalar], Scalar]] = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": _floordiv,
-    "%": operator.mod, "**": operator.pow, "<<": operator.lshift, ">>": operator.rshift,
+    "+": _bounded_add, "-": operator.sub, "*": _bounded_mul, "/": operator.truediv, "//": _floordiv,
+    "%": _bounded_mod, "**": _bounded_pow, "<<": _bounded_lshift, ">>": operator.rshift,
     "&": operator.and_, "|": operator.or_, "^": operator.xor,
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
     ">=": operator.ge, "and": lambda a, b: a and b, "or": lambda a, b: a or b,
