@@ -59,7 +59,9 @@ class FileResult:
         """`kernel: why` for each estimate that could not be made (a constexpr nobody states, ...)."""
         if self.cached_counts:
             return self.cached_unknown
-        return tuple(f"{k.jit.qualname}: {e.not_estimated_because}"
+        return tuple(f"{k.jit.qualname}: " + (e.config.invalid or ", ".join(
+                         f"{n} unknown ({e.config.unknown[n]})" if e.config.unknown.get(n) else f"{n} unknown"
+                         for n in e.missing))
                      for k in self.kernels for e in k.estimates if not e.estimated)
 
 

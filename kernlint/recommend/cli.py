@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import ast
 import io
+import sys
 from typing import Any, TextIO
 
 from kernlint.recommend.store import Entry, def_text, kernel_id, write_store
@@ -169,6 +170,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 unreadable += 1
                 sys.stderr.write(f"kernlint: {f.path}:{d.span.start.line}: {d.code} {d.message} (not searched)\n")
     entries: list[Entry] = []
+    # a directory takes minutes (examples/: ~2.5 min on two cores): a progress line on a terminal's stderr
+    progress = _Progress(sum(len(f.kernels) for f in result.files) * len(targets))
     for f in result.files:
         for k in f.kernels:
             if k.ir.returned:   # a launched kernel returns nothing (Triton requires it): this is a helper
@@ -177,6 +180,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 continue
             kid = kernel_id(k.jit.module, k.jit.qualname, kernel_source(k.jit.path, k.jit.line))
             for spec in targets:
+                progress.step(f"{f.path}::{k.jit.qualname} [{spec.key}]")
                 buffer = io.StringIO()
                 try:
                     entries += _search_target(k, f.path, kid, spec, shapes, args, extra, verifier, buffer)
@@ -187,6 +191,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     sys.stderr.write(f"kernlint: error: {f.path}::{k.jit.qualname} [{spec.key}]: internal error "
                                      f"{type(exc).__name__}: {str(exc)[:200]}\n")
                 out.write(buffer.getvalue())
+    progress.done()
     if args.output:
         try:
             write_store(args.output, entries, f"kernlint {__version__}")
@@ -195,6 +200,27 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             return 2
         out.write(f"wrote {len(entries)} entries to {args.output}\n")
     return 2 if internal else 1 if unreadable else 0
+
+
+class _Progress:
+    """`[3/22] examples/matmul.py::matmul_kernel [h100]` on stderr, rewritten in place; only when stderr is a
+    terminal, so pipes, files and CI logs get the results alone."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.n = total, 0
+        isatty = getattr(sys.stderr, "isatty", None)
+        self.on = total > 1 and isatty is not None and isatty()
+
+    def step(self, what: str) -> None:
+        self.n += 1
+        if self.on:
+            sys.stderr.write(f"\r\x1b[K[{self.n}/{self.total}] {what}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.on:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
 
 
 def _search_target(k: Any, path: str, kid: str, spec: Any, shapes: list[Any], args: Any, extra: int,

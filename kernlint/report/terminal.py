@@ -5,6 +5,7 @@ import os
 from collections import Counter
 from typing import TextIO
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +16,8 @@ from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, tool_errors
 from kernlint.rule import KernelAnalysis
 
+# below this many columns the config labels (often 70+ characters) move above the table as numbered lines
+_WIDE_EXPLAIN = 160
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
@@ -105,22 +108,39 @@ def _pct_style(ratio: float) -> str:
 
 
 def render_explain(k: KernelAnalysis, path: str, console: Console) -> None:
-    """One row per config × target: the Nsight-Compute-like occupancy picture before any compile."""
+    """One row per config × target: the Nsight-Compute-like occupancy picture before any compile. In a
+    terminal narrower than the wide table, configs are numbered above it and rows name them by number, so
+    the table fits the width instead of cutting every cell short."""
     console.print(Text(f"{path}:{k.jit.line} {k.jit.qualname}", style="bold"))
     if k.ir.assumptions:
-        console.print(Text("assumes: " + "; ".join(k.ir.assumptions), style="dim"))
+        console.print(Text("assumes: " + "; ".join(k.ir.assumptions), style="dim"), soft_wrap=False)
     for u in k.ir.unmodelled:
-        console.print(Text(f"not modelled: line {u.line}: {u.construct}", style="cyan"))
-    table = Table(show_lines=False, header_style="bold")
-    for col in ("config", "origin", "target", "regs/thread", "spill", "shared memory", "tmem", "CTAs/SM",
-                "occupancy", "limiter", "confidence"):
-        table.add_column(col, justify="right" if col in ("regs/thread", "CTAs/SM", "occupancy") else "left")
+        console.print(Text(f"not modelled: line {u.line}: {u.construct}", style="cyan"), soft_wrap=False)
+    narrow = console.width < _WIDE_EXPLAIN
+    labels = list(dict.fromkeys((e.config.label(), f"{e.config.origin}:{e.config.line}") for e in k.estimates))
+    if narrow:   # the config and its confidence above the table, each once
+        for i, key in enumerate(labels, 1):
+            conf = "/".join(dict.fromkeys(e.confidence.value for e in k.estimates
+                                          if (e.config.label(), f"{e.config.origin}:{e.config.line}") == key))
+            console.print(Text(f"[{i}] {key[0]} ({key[1]}; {conf})"), soft_wrap=False)
+    table = Table(show_lines=False, header_style="bold", box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD,
+                  pad_edge=not narrow, padding=(0, 1) if not narrow else (0, 0), show_edge=not narrow)
+    if narrow:
+        columns = ("#", "target", "regs", "spill", "shared memory", "tmem", "CTAs/SM", "occ", "limiter")
+    else:
+        columns = ("config", "origin", "target", "regs/thread", "spill", "shared memory", "tmem", "CTAs/SM",
+                   "occupancy", "limiter", "confidence")
+    for col in columns:
+        # numbers stay on one line; text cells (the buffer list, "shared memory" as limiter) wrap at spaces
+        table.add_column(col, justify="right" if col in ("regs", "regs/thread", "CTAs/SM", "occ", "occupancy")
+                         else "left", no_wrap=col not in ("shared memory", "limiter"),
+                         min_width=9 if col == "shared memory" else None)
     for e in k.estimates:
-        label = e.config.label()
-        origin = f"{e.config.origin}:{e.config.line}"
+        key = (e.config.label(), f"{e.config.origin}:{e.config.line}")
+        lead = (f"[{labels.index(key) + 1}]",) if narrow else key
+        tail = () if narrow else (e.confidence.value,)
         if not e.estimated:
-            table.add_row(label, origin, e.target.key, "?", "?", e.not_estimated_because, "", "", "", "",
-                          e.confidence.value)
+            table.add_row(*lead, e.target.key, "?", "?", e.not_estimated_because, "", "", "", "", *tail)
             continue
         r, s, o = e.registers, e.smem, e.occupancy
         assert r is not None and s is not None and o is not None
@@ -134,8 +154,7 @@ def render_explain(k: KernelAnalysis, path: str, console: Console) -> None:
                     style=_pct_style(smem_ratio))
         tmem = f"{s.tmem_columns}/{e.target.tmem_columns}" if e.target.tmem_columns else "-"
         occ = Text(f"{o.occupancy:.0%}", style="red" if o.ctas_per_sm == 0 else "yellow" if o.occupancy < 0.25 else "green")
-        table.add_row(label, origin, e.target.key, regs, spill, smem, tmem, str(o.ctas_per_sm), occ, o.limiter,
-                      e.confidence.value)
+        table.add_row(*lead, e.target.key, regs, spill, smem, tmem, str(o.ctas_per_sm), occ, o.limiter, *tail)
     console.print(table)
 
 
