@@ -44,6 +44,9 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)    # e.g. unknown codes in noqa comments
     # Set when the result came from the cache, which keeps diagnostics but not the kernels' estimates.
     cached_counts: tuple[int, int] | None = None         # (kernels, estimates)
+    # kernels not analysed because the file is another vendor's backend code (kernlint/frontend/vendor.py)
+    vendor_skipped: int = 0
+    vendor_reason: str | None = None
     cached_unknown: tuple[str, ...] = ()                  # with cached_counts: unknown_estimates
 
     @property
@@ -85,6 +88,10 @@ class LintResult:
     @property
     def warnings(self) -> list[str]:
         return list(dict.fromkeys(w for f in self.files for w in f.warnings))
+
+    @property
+    def vendor_skipped(self) -> int:
+        return sum(f.vendor_skipped for f in self.files)
 
     @property
     def internal_errors(self) -> list[str]:
@@ -187,9 +194,18 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
     from kernlint.rule import FileContext
 
     settings = settings.for_file(p.path)   # per-file-ignores
+    if p.facts is not None and settings.vendor_backends == "skip":
+        from kernlint.frontend.vendor import vendor_backend
+
+        if (reason := vendor_backend(p.path, p.text, settings.root)) is not None:
+            # not judged against NVIDIA targets, and no rule runs (its noqa comments are not "unused" either)
+            n = sum(_is_kernel(j, bool(_launches_for(j, launches, module_launches)), called)
+                    for j in p.facts.jit_functions)
+            return FileResult(p.path, [], [], vendor_skipped=n, vendor_reason=reason)
     lines = source_lines(p.text) if p.text is not None else []
     ctx = FileContext(p.path, lines, targets, parse_failure=p.failure, settings=settings)
     if p.facts is not None and p.module is not None:
+        ctx.jit_functions, ctx.names = p.facts.jit_functions, p.module.names
         for jit in p.facts.jit_functions:
             cancel.check()   # between kernels: the language server stops a lint of an outdated text here
             sites = _launches_for(jit, launches, module_launches)

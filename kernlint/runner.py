@@ -128,13 +128,14 @@ def _read(path: str) -> bytes | OSError:
 def _result_to_json(r: FileResult) -> dict[str, Any]:
     return {"diagnostics": [diagnostic_to_json(d) for d in r.diagnostics], "warnings": r.warnings,
             "internal_error": r.internal_error, "counts": [r.kernel_count, r.estimate_count],
-            "unknown": list(r.unknown_estimates)}
+            "unknown": list(r.unknown_estimates), "vendor": [r.vendor_skipped, r.vendor_reason]}
 
 
 def _result_from_json(path: str, o: dict[str, Any]) -> FileResult:
     return FileResult(path, [diagnostic_from_json(d) for d in o["diagnostics"]], [], o["internal_error"],
                       list(o["warnings"]), tuple(o["counts"]),  # type: ignore[arg-type]
-                      tuple(o.get("unknown", ())))
+                      cached_unknown=tuple(o.get("unknown", ())), vendor_skipped=o.get("vendor", (0, None))[0],
+                      vendor_reason=o.get("vendor", (0, None))[1])
 
 
 def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None,

@@ -26,6 +26,7 @@ DEFAULT_EXCLUDE = (".*", "__pycache__", "venv", "node_modules", "build", "dist",
                    "__pypackages__", "_build", "buck-out")
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "rdjson", "junit",
                   "markdown")
+VENDOR_BACKEND_MODES = ("skip", "check")
 _LIST_KEYS = ("select", "ignore", "extend-select", "targets", "exclude", "extend-exclude")
 
 
@@ -48,6 +49,7 @@ class Settings:
     output_format: str = "full"
     cache_dir: str = ".kernlint_cache"
     config_store: str = "kernlint.lock.json"   # `config-store`, relative to `root` (KL406 reads it)
+    vendor_backends: str = "skip"        # "skip": kernels of other vendors' backends are not judged (frontend/vendor.py)
     triton_version: str | None = None    # `triton-version`: the release the API rules (KL31x) judge; None = newest
     root: str = "."                      # directory of the pyproject.toml the values came from
     source: str | None = None            # that pyproject.toml, None for built-in defaults
@@ -165,6 +167,11 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
             if not isinstance(value, str) or not value:
                 raise SettingsError(f"{where}: `config-store` must be a path string, e.g. \"kernlint.lock.json\"")
             values["config_store"] = value      # resolved against `root` (this file's directory) when read
+        elif key == "vendor-backends":
+            if value not in VENDOR_BACKEND_MODES:
+                raise SettingsError(f"{where}: `vendor-backends` must be one of {', '.join(VENDOR_BACKEND_MODES)}, "
+                                    f"got {value!r}")
+            values["vendor_backends"] = value
         elif key == "args":
             if not isinstance(value, dict) or not all(isinstance(v, (str, int)) for v in value.values()):
                 raise SettingsError(f"{where}: `args` must be a table of NAME = \"TYPE\", e.g. a_ptr = \"*bf16\"")

@@ -78,7 +78,11 @@ def render(result: LintResult, out: TextIO, targets: tuple[str, ...]) -> None:
             })
     doc = {"schema": SCHEMA_VERSION, "kernlint": __version__, "targets": list(targets),
            "diagnostics": [diagnostic_json(d) for d in result.diagnostics],
-           "internal_errors": result.internal_errors, "path_errors": list(result.path_errors), "kernels": kernels}
+           "internal_errors": result.internal_errors, "path_errors": list(result.path_errors), "kernels": kernels,
+           # kernels of other vendors' backends, not judged against NVIDIA targets (`vendor-backends = "check"`)
+           "vendor_backends": {"skipped_kernels": result.vendor_skipped,
+                               "files": [{"file": f.path, "kernels": f.vendor_skipped, "reason": f.vendor_reason}
+                                         for f in result.files if f.vendor_reason is not None]}}
     json.dump(doc, out, indent=2)
     out.write("\n")
 

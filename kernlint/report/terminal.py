@@ -69,6 +69,7 @@ def render_full(result: LintResult, console: Console, sources: dict[str, list[st
 
 
 def _summary(result: LintResult, console: Console) -> None:
+    _vendor_line(result, console)
     for err in result.internal_errors:
         console.print(Text(f"error: {err}", style="bold red"))
     diags = result.diagnostics
@@ -95,6 +96,14 @@ def _summary(result: LintResult, console: Console) -> None:
     console.print(Text(f"Found {len(diags)} finding(s) ({parts}) in {len(result.files)} file(s); "
                        f"{kernels} kernel(s), {estimates} estimate(s)"
                        + (f", {len(unknown)} of them unknown" if unknown else "") + ".", style="bold"))
+
+
+def _vendor_line(result: LintResult, console: Console) -> None:
+    files = sum(1 for f in result.files if f.vendor_reason is not None)
+    if files:
+        console.print(Text(f"info: {result.vendor_skipped} kernel(s) in {files} file(s) of other vendors' backends "
+                           "not checked against NVIDIA targets (set `vendor-backends = \"check\"` in "
+                           "[tool.kernlint] to check them).", style="dim"))
 
 
 def render_statistics(result: LintResult, console: Console) -> None:
