@@ -6,7 +6,7 @@ Cold start = a fresh `python -m kernlint check` process on one small kernel file
 `--repeat` runs: once with `--no-cache` (parses with libcst) and once with a warm cache (the usual
 editor/pre-commit case: nothing changed). Warm re-run = `kernlint check` over `--files` generated kernel
 files whose results are all cached. Each cold run also asserts that triton/torch/pygls were not imported.
-Budgets (DESIGN.md §11): cold ≤ 300 ms, warm 1,000 files ≤ 2 s.
+Budgets (docs/design.md, "Performance budgets"): cold ≤ 300 ms, warm 1,000 files ≤ 2 s.
 """
 from __future__ import annotations
 

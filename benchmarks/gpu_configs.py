@@ -9,7 +9,7 @@ practice), kernlint's top-5 (in rank order, for the seeded-search count) and the
 (the launch code's choice; for autotuned kernels every author config, the author's value being the
 best of them, which is what their autotuner would pick). Every config is first checked against torch on
 random inputs with a NaN-poisoned output; then timed with the median of triton.testing.do_bench
-(CUDA-graph replay for kernels under ~10 µs, DESIGN.md §11); finalists are re-timed in 3 alternating
+(CUDA-graph replay for kernels under ~10 µs, docs/design.md); finalists are re-timed in 3 alternating
 rounds to cancel clock drift (heavy kernels lower the clocks: issue 4). Since run 10 the finalists are the
 recommendation, the author's pick and every grid config within 5 % of the fastest first timing (≤ 6), 5
 rounds, and the best is the fastest finalist median (before: 3 rounds of rec/author/fastest only, so a

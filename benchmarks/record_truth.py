@@ -6,7 +6,7 @@ options={num_warps, num_stages, maxnreg, ...})`` and records what ptxas really a
 spill store/load bytes, stack frame; parsed from Triton's own ``ptxas -v`` log, or from a re-run of the
 bundled ptxas on the PTX when the log is unavailable), ``metadata.shared``, ``metadata.tmem_size``,
 ``metadata.num_warps`` and the wall time of the compile.  The recipe is the one measured in
-``shared/reference/triton_truth.md`` (§1-§2).
+docs/design.md ("Ground truth").
 
 Run it with a venv that has the Triton version you want truth for (it never imports kernlint)::
 

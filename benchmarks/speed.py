@@ -1,4 +1,4 @@
-"""Performance benchmarks against DESIGN.md §11 budgets; prints one table.
+"""Performance benchmarks against the budgets of docs/design.md; prints one table.
 
     python benchmarks/speed.py                    # full sizes
     python benchmarks/speed.py --small            # seconds; what the CI smoke test runs

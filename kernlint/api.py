@@ -16,7 +16,7 @@ from kernlint.text_lines import source_lines
 
 # The engine (libcst frontend, IR, analyses, rules) is imported inside the functions that use it: importing
 # this module must stay cheap, because reporters import `LintResult` from here and a warm-cache
-# `kernlint check` never needs the engine (cold-start budget, DESIGN.md §11).
+# `kernlint check` never needs the engine (cold-start budget, docs/design.md).
 if TYPE_CHECKING:
     from kernlint.analysis.estimate import KernelEstimate
     from kernlint.frontend.facts import JitFunction, LaunchSite, ModuleFacts

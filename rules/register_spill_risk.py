@@ -20,7 +20,7 @@ class RegisterSpillRisk(Rule):
     ## Why is this bad?
     Spilled registers go to local memory (L1/L2, then HBM). A 128×256 fp16 matmul tile with 4 warps on
     H100 spills 2,000 B per thread and ran 6.7× slower than the same tile with 8 warps (measured on an
-    H200, shared/reference/triton_truth.md).
+    H200; docs/design.md, "Ground truth").
 
     ## Hardware
     65,536 registers per SM, at most 255 per thread; Triton sets `.reqntid 32·num_warps`, so 16 warps

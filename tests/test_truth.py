@@ -1,6 +1,6 @@
 """The estimator against ptxas/Triton truth.
 
-1. The reference table of shared/reference/triton_truth.md (Triton 3.9, ptxas 13.4, measured with the
+1. The reference compiles of docs/design.md ("Ground truth"; Triton 3.9, ptxas 13.4, measured with the
    team's probe) on the same kernels (tests/truth/reference_kernels.py): shared memory must be exact.
 2. The recorded sweep in benchmarks/truth/triton-3.9.json (benchmarks/record_truth.py): regression gates
    at the accuracy measured when the model was last calibrated (see README "Accuracy").

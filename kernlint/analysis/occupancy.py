@@ -1,7 +1,7 @@
 """CTAs per SM and the limiting resource, the way Nsight Compute's occupancy section names them.
 
 Formula (CUDA occupancy calculator; matched cuOccupancyMaxActiveBlocksPerMultiprocessor on an H200 in
-22/22 cases, shared/reference/triton_truth.md): registers are allocated per warp in 256-register units,
+22/22 cases; docs/design.md): registers are allocated per warp in 256-register units,
 each CTA also reserves 1 KiB of shared memory, and the thread and CTA caps apply.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Triton's software pipeliner turns the loads that feed a `tl.dot` inside a loop into asynchronous copies
 into shared memory (cp.async on sm_80, TMA/cp.async + wgmma on sm_90, tcgen05 on sm_100); the MMA reads
 them from there. On sm_100 the accumulator lives in tensor memory (`metadata.tmem_size`).
-Facts from shared/reference/triton_truth.md (Triton 3.9, ptxas 13.4) and DESIGN.md §5 (H200, Triton 3.6).
+Facts measured with Triton 3.9 / ptxas 13.4 and on an H200 with Triton 3.6 (docs/design.md, "Ground truth").
 """
 from __future__ import annotations
 

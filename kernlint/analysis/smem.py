@@ -1,7 +1,7 @@
 """Shared memory and tensor memory per (kernel, config, target), broken down per buffer.
 
-Rules measured with Triton 3.9 / ptxas 13.4 (shared/reference/triton_truth.md) and on an H200 with
-Triton 3.6 (DESIGN.md §5):
+Rules measured with Triton 3.9 / ptxas 13.4 and on an H200 with
+Triton 3.6 (docs/design.md, "Ground truth"):
 * pipelined dot operands: num_stages buffers of (BM·BK + BK·BN)·bytes when the dot runs on wgmma/tcgen05
   (sm_90/sm_100, ≥ 4 warps, BM ≥ 64), num_stages − 1 buffers on cp.async targets (sm_80/89/120) and for
   the mma.sync fallback on sm_90; exact for every measured matmul config;

@@ -5,7 +5,7 @@ of ``tl.load``/``tl.store``/``tl.atomic_*`` or the base of ``make_block_ptr``, a
 it is passed to), and scalars (everything else). Dtypes and example values come from ``--arg NAME=SPEC``
 (or ``[tool.kernlint.calibrate] args``) and otherwise from stated defaults that mimic the runtime binder on
 well-formed inputs, because divisibility hints switch pipelining on or off and change registers and shared
-memory a lot (shared/reference/triton_truth.md §4):
+memory a lot (docs/design.md, "Ground truth"):
 
   pointer   *fp16 (or the ``--arg '*=*bf16'`` default), 16-byte aligned (``tt.divisibility=16``)
   scalar    i32, divisible by 16 (``tt.divisibility=16``)

@@ -3,7 +3,7 @@
 ``triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", cap, 32), options)``
 gives ``metadata.shared`` / ``metadata.tmem_size``; registers, spills and stack come from Triton's own
 ``ptxas -v`` log (``knobs.nvidia.dump_ptxas_log``, Triton >= 3.5) or from re-running the bundled ptxas on the
-PTX. The recipe is measured in shared/reference/triton_truth.md §1-§2.
+PTX. The recipe is described in docs/design.md ("Ground truth").
 
 Only the standard library at import time: Triton is imported inside the functions, so this module is usable
 from any interpreter that has Triton (benchmarks/record_truth.py, ``kernlint.calibrate.worker``).

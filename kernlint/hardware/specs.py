@@ -7,7 +7,7 @@ Sources (abbreviations used in the comments below):
               units of 256, and every block reserves 1 KiB of shared memory for the system (sm_80 and newer).
   [TRITON-OOR] Triton's load-time check `OutOfResources: shared memory, Required: N, Hardware limit: L`;
               L is cudaDevAttrMaxSharedMemoryPerBlockOptin, measured on an H200 as 232,448 B
-              (shared/reference/triton_truth.md, "out-of-resource" row), 166,912 B on A100.
+              (docs/design.md, "Ground truth"), 166,912 B on A100.
   [DS-*]      the vendor's product data sheet (SM counts, memory): H100 SXM5, H200 SXM, B200, A100 SXM4,
               L40S, GeForce RTX 4090, GeForce RTX 5090.
   [PTX-TCGEN05] PTX ISA, "Tensor Memory": 128 lanes x 512 columns of 32-bit cells per CTA pair/SM on sm_100a;

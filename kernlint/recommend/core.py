@@ -1,7 +1,7 @@
 """Search a kernel's config space with `estimate()` and rank by the time model (kernlint.recommend.model).
 
-The space is learnt, not invented (DESIGN.md §8: "stay inside [the author's space] unless the kernel proves
-otherwise"): tile constexprs range over powers of two between the smallest and largest value the author's
+The space is learnt, not invented (docs/design.md: stay inside the author's space unless the kernel proves
+otherwise): tile constexprs range over powers of two between the smallest and largest value the author's
 configs use, pairwise relations every author config satisfies (BLOCK_M ≥ BLOCK_N, BLOCK_M == BLOCK_N) are
 kept, and `tl.static_assert` conditions and the launching function's `assert`s are evaluated per candidate.
 Constexprs that do not shape a tile (GROUP_M, CAUSAL) keep the author's value. A block size the host

@@ -5,7 +5,7 @@ Each term is a number a reviewer can check by hand; the rationale names the one 
     multiplied by the trip counts of the loops around it (read from the source, `source.trip_count`).
   * Waves: CTAs of the bucket's grid over `ctas_per_sm × SMs` (occupancy from `estimate()`).
   * Compute: tensor-core rate per SM, scaled by eligibility — wgmma only with ≥ 4 warps and ≥ 64-row tiles
-    (DESIGN.md §5: buffers = num_stages "when the dot runs on wgmma (BM ≥ 64 and num_warps ≥ 4)"), and
+    (docs/design.md: buffers = num_stages when the dot runs on wgmma, BM ≥ 64 and num_warps ≥ 4), and
     by the operand reuse of the instruction's N (smem bandwidth bounds small-N wgmma).
   * Memory: bandwidth per SM times a Little's-law factor — bytes in flight per SM (CTAs × bytes per loop
     iteration × pipeline depth) over bandwidth × latency. Dot operands are re-read by many CTAs and mostly
@@ -13,7 +13,7 @@ Each term is a number a reviewer can check by hand; the rationale names the one 
   * Latency: one CTA's dependent DRAM round trips (loop iterations ÷ pipeline depth) — what small grids
     and 1-row-per-CTA reductions are bound by.
   * Spills: every spilled byte per thread is a local-memory store and load: penalised, not banned
-    (DESIGN.md §5: "the fastest config sometimes spills").
+    (docs/design.md: the fastest config sometimes spills).
 Constants are leads from datasheets (H100/H200 SXM: 989 dense fp16 TFLOP/s, 3.35/4.8 TB/s) and ordinary
 Hopper latencies; they rank configs, they do not predict microseconds.
 """

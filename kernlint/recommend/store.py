@@ -1,6 +1,6 @@
 """The config store (`kernlint.lock.json`): versioned, human-reviewable, keyed by kernel id, target, bucket.
 
-Kernel id = module path + qualname + sha256 of the kernel's source (DESIGN.md §8), so an entry whose
+Kernel id = module path + qualname + sha256 of the kernel's source (docs/design.md), so an entry whose
 kernel changed is detected as stale (`stale_entries`) and the shim falls back to the author's config.
 This module must stay importable without libcst or the analysis: the shim reads stores with it.
 """

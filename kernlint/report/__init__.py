@@ -1,7 +1,7 @@
 """Output formats; each module renders a LintResult and nothing else.
 
 `render(name, result, out, ctx)` dispatches by format name. Renderers are imported lazily so that a
-machine-readable format never pays for `rich` (cold start budget, DESIGN.md §11).
+machine-readable format never pays for `rich` (cold start budget, docs/design.md).
 """
 from __future__ import annotations
 

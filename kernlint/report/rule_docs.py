@@ -1,6 +1,6 @@
 """Rule documentation from rule docstrings: sections for SARIF `rules[]`, and docs/rules.md.
 
-A rule's docstring is its user documentation (DESIGN.md §2): a one-paragraph summary, then `## What it
+A rule's docstring is its user documentation (CONTRIBUTING.md, "Add a rule"): a one-paragraph summary, then `## What it
 does`, `## Why is this bad?`, `## Hardware`, `## Recommended fix`, `## Confidence`.
 """
 from __future__ import annotations

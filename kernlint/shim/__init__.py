@@ -4,7 +4,7 @@
     kernlint.shim.install("kernlint.lock.json")           # or: with kernlint.shim.install(...): ...
     kernlint.shim.install_from_env()                       # reads KERNLINT_CONFIGS=path (explicit call)
 
-Where it hooks (shared/reference/triton_truth.md §5; the same in Triton 3.4–3.9):
+Where it hooks (docs/design.md, "Ground truth"; the same in Triton 3.4–3.9):
   * `JITFunction.run` at class level — every launch of a plain `@triton.jit` kernel passes through it.
     Launch options (num_warps, num_stages, maxnreg) are applied together with the recommended constexpr
     block sizes, which change only when `grid` is callable (Triton evaluates it after binding, with the new

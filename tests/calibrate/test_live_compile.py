@@ -1,6 +1,6 @@
 """Live compiles with Triton's compiler and ptxas (CPU only); skipped when Triton is not installed.
 
-Truth numbers come from shared/reference/triton_truth.md (Triton 3.9, ptxas 12.9/13.4); estimate numbers
+Truth numbers come from the reference compiles of docs/design.md (Triton 3.9, ptxas 12.9/13.4); estimate numbers
 are never asserted here, because the model moves.
 """
 from __future__ import annotations

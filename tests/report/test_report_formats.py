@@ -155,7 +155,7 @@ def test_markdown_summary_counts_and_escapes_pipes() -> None:
 
 
 def test_machine_formats_do_not_import_rich() -> None:
-    # cold start budget (DESIGN.md §11): CI formats need neither rich nor anything GPU-related
+    # cold start budget (docs/design.md): CI formats need neither rich nor anything GPU-related
     import subprocess
     import sys
 
