@@ -104,7 +104,7 @@ def development_sets():  # type: ignore[no-untyped-def]
 
 
 def test_development_set_gates(development_sets) -> None:  # type: ignore[no-untyped-def]
-    # Regression gates a little under what was measured at the sixth stop of 2026-11-29 (README "Accuracy"):
+    # Regression gates a little under what was measured on 2026-11-29 (README "Accuracy"):
     # smem exact 97.7-100 %, OutOfResources recall and precision 100 %, register median 6.1-9.9 % and
     # 70-86 % within 20 %, spill F1 0.78-0.91.
     for name, table in development_sets.items():
@@ -134,7 +134,7 @@ def test_spill_prediction_meets_the_target_on_sm90(development_sets) -> None:  #
     # sm_100 is not there (0.85 on both): near the budget ptxas 13.4's sm_100 decisions follow LLVM's packed
     # f32x2 arithmetic (layernorm at 128 fp32 per thread: 220 registers from the sm_100 PTX, 255 + 76 B of
     # spills from the sm_90 PTX retargeted; docs/accuracy.md), and ptxas spills a few bytes well under the
-    # budget in attention backward. Gated at what the eleventh stop measured, after the
+    # budget in attention backward. Gated at what was measured on 2026-11-30, after the
     # deferred row sum of sm_100 attention (register_tmem.deferred_row_sums; suite 0.83 -> 0.85).
     for name, table in development_sets.items():
         assert table["h100"]["spill_f1"] >= 0.9, (name, table["h100"])
@@ -142,8 +142,8 @@ def test_spill_prediction_meets_the_target_on_sm90(development_sets) -> None:  #
 
 
 def test_development_suite_meets_the_register_target_on_sm90_and_sm100(development_sets) -> None:  # type: ignore[no-untyped-def]
-    # The issue's register targets on its development suite (both files pooled, 423 / 426 pairs): measured at
-    # the twelfth stop (2026-11-30) median 6.1 % (h100) / 7.4 % (b200), within 20 % 85.6 % / 86.2 %.
+    # The issue's register targets on its development suite (both files pooled, 423 / 426 pairs): measured on
+    # 2026-11-30: median 6.1 % (h100) / 7.4 % (b200), within 20 % 85.6 % / 86.2 %.
     table = development_sets["both"]
     for target in ("h100", "b200"):
         assert table[target]["regs_within_20pct"] >= 0.85, (target, table[target])
@@ -151,8 +151,8 @@ def test_development_suite_meets_the_register_target_on_sm90_and_sm100(developme
 
 
 def test_suite_register_accuracy_on_sm90_and_sm100(development_sets) -> None:  # type: ignore[no-untyped-def]
-    # Regression gate for the suite on the issue's two targets, a little under what was measured at the
-    # twelfth stop (2026-11-30, after dead-code elimination): within 20 % 83.1 % (h100) / 82.2 % (b200),
+    # Regression gate for the suite on the issue's two targets, a little under what was measured on
+    # 2026-11-30 (after dead-code elimination): within 20 % 83.1 % (h100) / 82.2 % (b200),
     # median 6.5 % / 5.9 %. The issue's 85 % is not met on the suite alone.
     table = development_sets["suite-triton-3.9.json"]
     for target in ("h100", "b200"):
@@ -161,7 +161,7 @@ def test_suite_register_accuracy_on_sm90_and_sm100(development_sets) -> None:  #
 
 
 def test_sm100_shared_memory_is_exact_on_the_development_sets(development_sets) -> None:  # type: ignore[no-untyped-def]
-    # Since the tenth stop's sm_100 attention rules (smem.py: the 1,024-B gap below Q read by two loops, the
+    # Since the sm_100 attention rules (smem.py: the 1,024-B gap below Q read by two loops, the
     # 512-B row-factor conversion at 8 warps) and the atomic epilogue conversion: B200 exact 100 % (examples)
     # and 99.5 % (suite, the one miss an fp8 32×32 tile at 1 stage); H100 100 % / 99.5 %.
     for name, table in development_sets.items():

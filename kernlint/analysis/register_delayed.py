@@ -14,7 +14,7 @@ Measured (Triton 3.9, ptxas 13.4; tests/truth/delayed_loads.py, fp16 x and y, fp
 on sm_80 and sm_100 in any; nvdisasm -plr of the sm_100 layernorm peaks at 211 live registers with 80 of the
 pass's 80 LDG.E.128 issued and 36 of its 64 FFMA2 done. sm_90 is left out: its whole layernorm spills (the
 sm_90 PTX retargeted to sm_100a spills as well, while the sm_100 PTX with packed f32x2 arithmetic does not;
-docs/accuracy.md, fourteenth and seventeenth stops). At 16 warps (a 128-register budget) the same loops spill
+docs/accuracy.md, "Packed f32x2 arithmetic on sm_100"). At 16 warps (a 128-register budget) the same loops spill
 on every target (affine_only 128 + 432 / 32 / 32 B, mean_affine 128 + 488 / 200 / 272 B): the rest of the pass
 does not fit in 128, so the delay does not help there, which `squeezed_demand` checks.
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 # Within 20 % over the budget, whether ptxas spills is close to a coin flip; further over it nearly always
 # does. Development suite (benchmarks/truth/{triton,suite}-triton-3.9.json, configs that fit in shared
 # memory): demand 1.0-1.2x the budget spilled in 18/29 (sm_80), 25/28 (sm_90), 22/29 (sm_100) configs; over
-# 1.2x in 58/65, 46/48, 41/41 (session 20: short accumulated rows and else-branch updates are no longer
+# 1.2x in 58/65, 46/48, 41/41 (since short accumulated rows and else-branch updates are no longer
 # counted over the budget; the band was 63 of 98). On sm_100 part of the spread is LLVM's packed f32x2
 # arithmetic: layernorm at 128 fp32 per thread takes 220 registers from Triton's sm_100 PTX and 255 + 76 B
 # of spills from its sm_90 PTX retargeted to sm_100a (same ptxas 13.4), docs/accuracy.md.
