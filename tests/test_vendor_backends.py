@@ -48,6 +48,8 @@ def _write(path: str, head: str = "") -> None:
     ("gems/runtime/backend/_kunlunxin/add.py", "", True),
     ("gems/runtime/backend/_amd/add.py", "", True),
     ("gems/backends/npu/add.py", "", True),
+    ("fla/modules/activations/triton_ascend.py", "", True),
+    ("flash_attn/flash_attn_triton_amd/fwd.py", "", True),
     ("gems/ops/add.py", "import torch_npu  # noqa: F401\n", True),
     ("gems/ops/add.py", "import triton.backends.mlu.driver as driver\n", True),
     # NVIDIA's own backend directory, a plain `amd` directory, a dispatching import inside a function
@@ -83,7 +85,7 @@ def test_bad_mode_is_a_settings_error() -> None:
 def test_directories_above_the_project_root_do_not_count(tmp_path: Path) -> None:
     root = tmp_path / "ascend" / "proj"
     assert vendor_backend(str(root / "k.py"), "", str(root)) is None
-    assert vendor_backend(str(root / "_ascend" / "k.py"), "", str(root)) == "in the `_ascend/` backend directory"
+    assert vendor_backend(str(root / "_ascend" / "k.py"), "", str(root)) == "in `_ascend`, named for another vendor's backend"
 
 
 def test_a_cached_result_still_counts_the_skipped_kernels() -> None:

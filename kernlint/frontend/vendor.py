@@ -5,10 +5,12 @@ block that would spill an NVIDIA register file, or a shared-memory budget of an 
 kernlint does not judge it against NVIDIA targets unless `[tool.kernlint] vendor-backends = "check"`.
 
 A file is recognised by how it is laid out or what it imports, never by what its kernels do:
-- a directory of the path names a vendor backend: a vendor's own name anywhere (`_ascend/`, `cambricon/`),
-  or a generic device name (`amd`, `npu`, `xpu`, ...) when it carries the leading underscore of a backend
-  package (`_amd/`) or sits in a `backend(s)`/`vendor(s)`/`platforms` directory (flag-gems keeps one
-  package per vendor under `flag_gems/runtime/backend/_<vendor>/`);
+- a directory or the file name (below the project root) names a vendor backend, as a word of the name
+  split at `_`/`-`: a vendor's own name anywhere (`_ascend/`, `cambricon/`, fla's `triton_ascend.py`), or
+  a generic device name (`amd`, `npu`, `xpu`, ...) when the name also says `triton` or `backend`, carries
+  the leading underscore of a backend package (`_amd/`) or sits in a `backend(s)`/`vendor(s)`/`platforms`
+  directory (flag-gems keeps one package per vendor under `flag_gems/runtime/backend/_<vendor>/`;
+  flash-attn its ROCm kernels under `flash_attn/flash_attn_triton_amd/`);
 - the module imports a vendor's PyTorch or Triton extension at module level (`import torch_npu`,
   `import triton.backends.mlu.driver`). An import inside a function or `try` is device dispatch that runs
   everywhere (flag-gems' `runtime/backend/device.py`), so only unindented imports count.
@@ -45,13 +47,15 @@ def vendor_backend(path: str, text: str | None, root: str | None = None) -> str 
     p = Path(path).absolute()
     if root is not None and p.is_relative_to(Path(root).absolute()):
         p = p.relative_to(Path(root).absolute())
-    parts = p.parts[:-1] if not p.is_absolute() else PurePath(path).parts[:-1]
+    parts = list(p.parts if not p.is_absolute() else PurePath(path).parts)
+    parts[-1] = PurePath(parts[-1]).stem if parts else ""
     for i, part in enumerate(parts):
         name = part.lower()
-        bare = name.lstrip("_")
-        if bare in VENDOR_DIRS or (bare in GENERIC_DIRS and (name.startswith("_")
-                                                              or (i > 0 and parts[i - 1].lower() in BACKEND_PARENTS))):
-            return f"in the `{part}/` backend directory"
+        words = set(re.split(r"[_\-.]+", name)) - {""}
+        qualified = name.startswith("_") or bool(words & {"triton", "backend", "backends"}) or (
+            i > 0 and parts[i - 1].lower() in BACKEND_PARENTS)
+        if words & VENDOR_DIRS or (words & GENERIC_DIRS and qualified):
+            return f"in `{part}`, named for another vendor's backend"
     if text is not None and (m := _VENDOR_IMPORT.search(text)):
         return f"imports `{m.group(1)}`"
     return None
