@@ -6,14 +6,13 @@
 Archives come from PyPI's simple index (the protocol pip uses) and are checked against pinned SHA-256
 digests; sdists are not built (flash-attn's setup.py needs torch), only unpacked. Nothing is committed:
 `.corpus/` is git-ignored. Every `.py` file of a package is linted in one `lint_sources` call (so helpers
-resolve across modules) with no exception handling: an internal error is counted as a crash, and an
-escaping exception ends the run. Kernels found are compared with an independent `ast` census of
-functions decorated with `@triton.jit` / `@jit` (kernels and helpers alike).
+resolve across modules) with no exception handling: an internal error is counted per file, and an
+escaping exception ends the run. Kernels found are compared with an independent `ast` census of launched
+kernels (benchmarks/census.py); docs/corpus.md describes the table.
 """
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import json
 import re
@@ -28,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernlint.api import Settings, lint_sources
-from kernlint.frontend.kernels import collect_module_facts
-from kernlint.frontend.parse import parse_bytes
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from census import Census  # noqa: E402  (benchmarks/ is not a package)
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".corpus"
@@ -43,9 +43,15 @@ PINNED: tuple[tuple[str, str, str], ...] = (
     ("flash-attn", "flash_attn-2.8.3.post2.tar.gz", "d0f9f0b08a986cdeadbffcf5ec8b3a8f514366c68ad1853d3ab061bc83cc340b"),
     ("fla-core", "fla_core-0.6.0-py3-none-any.whl", "b0708b70e0b119cd58a0a5146ea56cb175cef6ed969d8ac60267e3e077ce3ebd"),
     ("unsloth", "unsloth-2026.10.9-py3-none-any.whl", "feb40b99bc4f8c543a36cbd0fe6e1410d6e4ac16bd4d0c731f607adce3d63bb0"),
+    ("flag-gems", "flag_gems-5.0.2-py3-none-any.whl", "d7c5a6121bf2d3f7daddde43bfa7cae739de6cb5b294dcfe7ae6173045c35552"),
+    ("gemlite", "gemlite-0.6.0.post2.tar.gz", "95c32b3d5ff10f6b08673ad08af1940d615fac01350be3e3c21b74eae01260e9"),
+    ("deepspeed", "deepspeed-0.19.8.tar.gz", "9e491abd0827ea5c389dd702e15e11e13d83d904bac4a20d6c2a4cb37207a9af"),
+    ("causal-conv1d", "causal_conv1d-1.7.0.tar.gz", "3202758494eaa7b597ce1c282dfa188889506bfcb92cad3c407d26736bfcd32b"),
+    ("parallax-kernel", "parallax_kernel-0.1.1-py3-none-any.whl", "f540a91e38c3ddb62e5640af5a1e89c2c3c82c52ad9e00ffa13dda8bfc14e15a"),
+    # neither helion's wheel nor its sdist ships the repository's examples/: the package itself is linted
+    ("helion", "helion-1.5.1-py3-none-any.whl", "d0ee963f7ebf81a6698c4a7a6b6f7f5c2eb20922f8bafd535c0cded0260cab87"),
 )
 TARGETS = ("h100", "b200", "a100")
-JIT_NAMES = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.runtime.jit.JITFunction"}
 
 
 # -- download and extract ------------------------------------------------------------------------
@@ -88,56 +94,41 @@ def extract(archive: Path, cache: Path = CACHE) -> Path:
 
 
 # -- census and lint -----------------------------------------------------------------------------
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else ""
+# flag-gems keeps the kernels of other vendors' chips (Ascend, Cambricon, Kunlunxin, ...) beside its NVIDIA
+# code, under runtime/backend/_<vendor>/; they are Triton too, but written for other compilers, so they get
+# rows of their own and the NVIDIA rows stay comparable with the other packages.
+NVIDIA_BACKENDS = ("_nvidia",)
 
 
-def census(text: str) -> set[int] | None:
-    """Def lines of functions decorated with triton's jit, found with `ast` (None: not parseable).
-
-    `@jit` counts when the file imports `jit` from triton; aliases such as `import triton as tr` count too.
-    """
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    aliases = {"triton": "triton"}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            aliases.update({a.asname or a.name: a.name for a in node.names if a.name.startswith("triton")})
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("triton"):
-            aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for dec in node.decorator_list:
-                head, _, rest = _dotted(dec).partition(".")
-                full = aliases.get(head, head) + (f".{rest}" if rest else "")
-                if full in JIT_NAMES:
-                    lines.add(node.lineno)
-    return lines
-
-
-def kernlint_jit_lines(path: str, data: bytes) -> set[int]:
-    parsed = parse_bytes(data)
-    if not hasattr(parsed, "module"):
-        return set()
-    facts, _ = collect_module_facts(path, parsed.module)  # type: ignore[union-attr]
-    return {j.line for j in facts.jit_functions}
+def vendor_of(rel: Path) -> str | None:
+    """The other vendor a file belongs to (`runtime/backend/_ascend/...` → "ascend"), None for the main code."""
+    parts = rel.parts
+    for i, part in enumerate(parts[:-1]):
+        if part in ("backend", "backends") and i + 1 < len(parts) - 1:
+            vendor = parts[i + 1]
+            if vendor.startswith("_") and vendor not in NVIDIA_BACKENDS:
+                return vendor.lstrip("_")
+    return None
 
 
 _NAME = re.compile(r"`[^`]*`")
 
 
 @dataclass
-class Report:
+class Row:
     files: int = 0
     census: int = 0
     found: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.found / self.census if self.census else 100.0
+
+
+@dataclass
+class Report:
     kernels: int = 0
     configs: int = 0
     estimates: int = 0
@@ -146,8 +137,7 @@ class Report:
     unmodelled: Counter[str] = field(default_factory=Counter)
     unmodelled_kinds: Counter[str] = field(default_factory=Counter)
     missed: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    per_package: dict[str, tuple[int, int, int, int, float]] = field(default_factory=dict)
+    rows: dict[str, Row] = field(default_factory=dict)
 
 
 def lint_tree(name: str, root: Path, report: Report, settings: Settings) -> None:
@@ -156,47 +146,60 @@ def lint_tree(name: str, root: Path, report: Report, settings: Settings) -> None
     start = time.perf_counter()
     result = lint_sources(sources, settings)          # no try: an escaping exception is a crash too
     seconds = time.perf_counter() - start
-    want = found = 0
-    for path, data in sources:
-        lines = census(data.decode("utf-8", "replace"))
-        if not lines:
-            continue
-        mine = kernlint_jit_lines(path, data)
-        want += len(lines)
-        found += len(lines & mine)
-        report.missed += [f"{Path(path).relative_to(root)}:{ln}" for ln in sorted(lines - mine)]
-    kernels = 0
+    wanted = Census(root, paths).kernels()
+    found_lines: dict[str, set[int]] = {}
     for f in result.files:
         report.codes.update(d.code for d in f.diagnostics)
+        found_lines[f.path] = {k.jit.line for k in f.kernels}
         for k in f.kernels:
-            kernels += 1
+            report.kernels += 1
             report.configs += len(k.points)
             report.estimates += len(k.estimates)
             for u in {(u.line, u.construct) for u in k.ir.unmodelled}:
                 report.unmodelled[u[1]] += 1
                 report.unmodelled_kinds[_NAME.sub("`…`", u[1])] += 1
+    errors = {f.path for f in result.files if f.internal_error}
     report.crashes += result.internal_errors
-    report.files += len(sources)
-    report.census += want
-    report.found += found
-    report.kernels += kernels
-    report.seconds += seconds
-    report.per_package[name] = (len(sources), want, found, kernels, seconds)
+    for p in paths:
+        rel = p.relative_to(root)
+        vendor = vendor_of(rel)
+        row = report.rows.setdefault(name if vendor is None else f"{name} [{vendor}]", Row())
+        lines = wanted.get(p, set())
+        mine = found_lines.get(str(p), set())
+        row.files += 1
+        row.census += len(lines)
+        row.found += len(lines & mine)
+        row.errors += str(p) in errors
+        if vendor is None:
+            report.missed += [f"{name}/{rel}:{ln}" for ln in sorted(lines - mine)]
+    report.rows[name].seconds = seconds   # the run lints the whole package at once: time on the main row
 
 
-def render(report: Report, top: int) -> str:
-    out = [f"{'package':16} {'files':>6} {'census':>7} {'found':>6} {'kernels':>8} {'seconds':>8}"]
-    for name, (files, want, found, kernels, secs) in report.per_package.items():
-        out.append(f"{name:16} {files:6d} {want:7d} {found:6d} {kernels:8d} {secs:8.1f}")
-    pct = 100.0 * report.found / report.census if report.census else 100.0
+def render(report: Report, top: int, show_vendors: bool) -> str:
+    head = f"{'package':26} {'files':>6} {'census':>7} {'found':>6} {'found %':>8} {'errors':>6} {'seconds':>8}"
+    out = [head]
+    total = Row()
+    vendors = Row()
+    for name, r in report.rows.items():
+        target = vendors if "[" in name else total
+        target.files += r.files
+        target.census += r.census
+        target.found += r.found
+        target.errors += r.errors
+        target.seconds += r.seconds
+        if "[" not in name or show_vendors:
+            out.append(f"{name:26} {r.files:6d} {r.census:7d} {r.found:6d} {r.percent:7.1f}% {r.errors:6d} {r.seconds:8.1f}")
+    out.append(f"{'total (main code)':26} {total.files:6d} {total.census:7d} {total.found:6d} {total.percent:7.1f}% "
+               f"{total.errors:6d} {total.seconds:8.1f}")
+    if vendors.files:
+        out.append(f"{'other vendors (apart)':26} {vendors.files:6d} {vendors.census:7d} {vendors.found:6d} "
+                   f"{vendors.percent:7.1f}% {vendors.errors:6d}")
     out += [
-        f"files {report.files:,}; jit functions found {report.found:,}/{report.census:,} of the ast census ({pct:.1f} %); "
         f"kernels analysed {report.kernels:,}; configs {report.configs:,}; estimates {report.estimates:,}",
-        f"crashes (internal errors): {len(report.crashes)}",
+        f"internal errors: {len(report.crashes)}",
         *[f"  {c[:300]}" for c in report.crashes[:20]],
-        f"time {report.seconds:.1f} s lint = {report.files / max(report.seconds, 1e-9):.1f} files/s (one process)",
         "diagnostics by code: " + ", ".join(f"{c} {n}" for c, n in sorted(report.codes.items())),
-        f"missed census functions ({len(report.missed)}): " + ", ".join(report.missed[:10]),
+        f"missed census kernels, main code ({len(report.missed)}): " + ", ".join(report.missed[:15]),
         f"unmodelled constructs (KL002), top {top} by kind:",
         *[f"  {n:5d}  {k}" for k, n in report.unmodelled_kinds.most_common(top)],
         f"unmodelled constructs, top {top} exact:",
@@ -209,6 +212,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", default=[], help="project name(s) to run")
     ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--vendors", action="store_true", help="a row for each other vendor's backend directory")
     ap.add_argument("--dir", type=Path, default=None, help="lint this directory instead of the pinned packages")
     a = ap.parse_args()
     settings = Settings(targets=TARGETS)
@@ -220,7 +224,7 @@ def main() -> int:
             continue
         lint_tree(project, extract(download(project, filename, sha)), report, settings)
         print(f"{project}: done", file=sys.stderr, flush=True)
-    print(render(report, a.top))
+    print(render(report, a.top, a.vendors))
     return 1 if report.crashes else 0
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kernlint.frontend.facts import JitFunction, LaunchSite, ModuleFacts
     from kernlint.frontend.parse import ParseFailure
     from kernlint.hardware.specs import GpuSpec
+    from kernlint.imports import Reexports
     from kernlint.ir.lower import HelperIndex, ModuleRef
     from kernlint.rule import KernelAnalysis, Rule
 
@@ -131,7 +132,7 @@ def discover(paths: Iterable[str]) -> list[str]:
     return sorted(dict.fromkeys(found))
 
 
-def _parse(path: str, data: bytes) -> _Parsed:
+def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parsed:
     from kernlint.frontend.helion import mentions_helion
     from kernlint.frontend.kernels import collect_module_facts, facts_without_kernels, may_define_or_launch
     from kernlint.frontend.parse import ParseFailure, check_syntax, decode_source, parse_text
@@ -154,7 +155,8 @@ def _parse(path: str, data: bytes) -> _Parsed:
     parsed = parse_text(text)
     if isinstance(parsed, ParseFailure):
         return _Parsed(path, data, None, parsed, None, None)
-    facts, names = collect_module_facts(path, parsed.module, text=parsed.text)
+    follow = (lambda name: reexports.resolve(name, path)) if reexports is not None else None  # noqa: E731
+    facts, names = collect_module_facts(path, parsed.module, text=parsed.text, reexports=follow)
     return _Parsed(path, data, parsed.text, None, facts, ModuleRef(names, facts.constants, facts.module_name))
 
 
@@ -250,14 +252,16 @@ def lint_sources(sources: list[tuple[str, bytes | OSError]], settings: Settings 
 def parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
     """Parse every file; a crash is recorded on the file (`crash`) so the other files still get linted."""
     from kernlint.frontend.parse import ParseFailure
+    from kernlint.imports import Reexports
 
     parsed: list[_Parsed] = []
+    reexports = Reexports()   # one per run: each re-exporting module is read once
     for path, data in sources:
         if isinstance(data, OSError):
             parsed.append(_Parsed(path, b"", None, ParseFailure(f"cannot read file: {data.strerror}"), None, None))
             continue
         try:
-            parsed.append(_parse(path, data))
+            parsed.append(_parse(path, data, reexports))
         except Exception as exc:  # never lose the other files
             parsed.append(_Parsed(path, data, None, None, None, None, _crash(exc)))
     return parsed

@@ -14,6 +14,7 @@ helpers) so a large repository cannot turn one check into a crawl.
 """
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
@@ -42,8 +43,8 @@ def interface(p: _Parsed) -> Interface:
 
 
 def search_dirs(paths: Iterable[str]) -> list[str]:
-    """The directories above each given file, nearest first (as written: relative paths stay relative,
-    because module names are derived from the path as given, `frontend.kernels.module_name_for`)."""
+    """The directories above each given file, nearest first (as written: relative paths stay relative, so
+    the files found are spelled like the files given)."""
     out: dict[str, None] = {}
     for path in paths:
         d = os.path.dirname(path)
@@ -58,12 +59,12 @@ def search_dirs(paths: Iterable[str]) -> list[str]:
 
 def module_file(module: str, dirs: Iterable[str], exists: Callable[[str], bool] = os.path.isfile) -> str | None:
     """The file that defines `module` under one of `dirs`, if its path gives that module name back."""
-    from kernlint.frontend.kernels import module_name_for  # libcst: not imported by a fully cached run
+    from kernlint.module_names import package_module_name
 
     parts = module.split(".")
     for d in dirs:
         for cand in (os.path.join(d, *parts) + ".py", os.path.join(d, *parts, "__init__.py")):
-            if exists(cand) and module_name_for(cand) == module:
+            if exists(cand) and package_module_name(cand, exists) == module:
                 return os.path.normpath(cand)
     return None
 
@@ -111,3 +112,80 @@ def follow(given: list[tuple[str, Interface]], load: Callable[[list[str]], list[
         ifaces.extend(iface for iface, _ in loaded)
         dirs = search_dirs([*(p for p, _ in given if p != "-"), *(p for p, _, _ in added)])
     return added
+
+
+# -- re-exported names ---------------------------------------------------------------------------
+# Module heads never looked up on disk when following a re-export: the name is already what it means.
+STANDARD_HEADS = frozenset(p.rstrip(".") for p in NOT_FOLLOWED if not p.endswith(":"))
+MAX_HOPS = 8        # `a imports triton from b, which imports it from c, ...`: no real package needs more than 3
+
+
+def _module_bindings(path: str, package: str) -> dict[str, str]:
+    """A module's import bindings (local name → absolute dotted target), from its statements at any depth
+    (`try: import triton` guards included). Assignments are not bindings here: `triton = None` in an
+    `except ImportError:` is the fallback, not the name a kernel's decorator means."""
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.setdefault(a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join(p for p in (*parts, base) if p)
+            for a in node.names:
+                if a.name != "*":
+                    out.setdefault(a.asname or a.name, f"{base}.{a.name}" if base else a.name)
+    return out
+
+
+class Reexports:
+    """Follows a name imported from a project module to what that module imported it as, the way Python's
+    import system binds it: `from deepspeed.ops.triton_ops._triton import triton` is `triton` when _triton.py
+    does `import triton`. Modules are found as `module_file` finds a helper's module (directories above the
+    importing file, inside or outside the checked paths); each is read once per resolver with `ast`."""
+
+    def __init__(self, exists: Callable[[str], bool] = os.path.isfile) -> None:
+        self._exists = exists
+        self._files: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self._bindings: dict[str, dict[str, str]] = {}
+
+    def resolve(self, name: str, near: str) -> str:
+        """`name` (absolute, dotted) as the file at `near` imported it, with every re-export followed."""
+        dirs = tuple(search_dirs([near])) if near not in ("", "-") and not near.startswith("<") else ("",)
+        for _ in range(MAX_HOPS):
+            parts = name.split(".")
+            if parts[0] in STANDARD_HEADS or len(parts) < 2:
+                return name
+            for k in range(len(parts) - 1, 0, -1):   # the longest prefix that is a module, then its binding
+                module = ".".join(parts[:k])
+                path = self._file(module, dirs)
+                if path is None:
+                    continue
+                target = self._module(path, module).get(parts[k])
+                if target is None:
+                    return name                       # defined there (a def, a class, a constant)
+                name = ".".join([target, *parts[k + 1:]])
+                break
+            else:
+                return name
+        return name
+
+    def _file(self, module: str, dirs: tuple[str, ...]) -> str | None:
+        key = (module, dirs)
+        if key not in self._files:
+            self._files[key] = module_file(module, dirs, self._exists)
+        return self._files[key]
+
+    def _module(self, path: str, module: str) -> dict[str, str]:
+        if path not in self._bindings:
+            package = module if os.path.basename(path) == "__init__.py" else module.rpartition(".")[0]
+            self._bindings[path] = _module_bindings(path, package)
+        return self._bindings[path]

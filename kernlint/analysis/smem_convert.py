@@ -350,10 +350,11 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
     layernorm/rmsnorm backward, sm_80/90/100): num_warps × 1,024 B (2 warps 2,048 … 16 warps 16,384); a
     single warp converts with shuffles (0 B).
     """
-    value = store.operands[1] if len(store.operands) > 1 else None
-    pointer = store.operands[0]
+    if len(store.operands) < 2:
+        return 0
+    value, pointer = store.operands[1], store.operands[0]
     # what is written is the pointer's element type (Triton casts the value at the store)
-    if value is None or len(value.shape) != 1 or element_bytes(pointee(pointer.dtype)) != 4:
+    if len(value.shape) != 1 or element_bytes(pointee(pointer.dtype)) != 4:
         return 0
     narrow = 0
 

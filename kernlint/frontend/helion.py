@@ -12,7 +12,7 @@ from typing import Any
 import libcst as cst
 
 from kernlint.frontend.facts import JitFunction, Param
-from kernlint.frontend.kernels import module_name_for
+from kernlint.module_names import package_module_name
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.static_eval import StaticEvaluator
 from kernlint.ir.symbolic import Unknown
@@ -181,7 +181,7 @@ def mentions_helion(text: str | None) -> bool:
 
 def collect_helion_kernels(path: str, module: cst.Module, names: NameResolver,
                            constants: dict[str, Any]) -> list[HelionKernel]:
-    finder = _Finder(path, module_name_for(path), names, StaticEvaluator(names, constants), _module_assigns(module))
+    finder = _Finder(path, package_module_name(path), names, StaticEvaluator(names, constants), _module_assigns(module))
     module.visit(finder)
     return finder.found
 

@@ -142,8 +142,9 @@ def analyse_helion_file(path: str, text: str | None, targets: tuple[GpuSpec, ...
     from libcst.metadata import MetadataWrapper
 
     from kernlint.analysis.estimate import estimate
-    from kernlint.frontend.kernels import collect_constants, module_name_for
+    from kernlint.frontend.kernels import collect_constants
     from kernlint.frontend.names import NameResolver
+    from kernlint.module_names import package_module_name
     from kernlint.frontend.static_eval import StaticEvaluator
     from kernlint.ir.helion_lower import HelionLowerer
     from kernlint.ir.lower import ModuleRef
@@ -153,7 +154,7 @@ def analyse_helion_file(path: str, text: str | None, targets: tuple[GpuSpec, ...
         module = cst.parse_module(text or "")
     except Exception:
         return []  # KL001 comes from the main parse
-    module_name = module_name_for(path)
+    module_name = package_module_name(path)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     names = NameResolver(wrapper, module_name.rpartition(".")[0])
     constants = collect_constants(module, StaticEvaluator(names))

@@ -16,6 +16,7 @@ from kernlint.frontend.static_eval import ConfigLiteral, StaticEvaluator
 from kernlint.frontend.walk import iter_nodes, iter_visit
 from kernlint.ir.symbolic import Unknown
 from kernlint.module_names import module_name_for  # re-exported: other modules import it from here
+from kernlint.module_names import package_module_name
 
 JIT_NAMES = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
 AUTOTUNE_NAMES = ("triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune")
@@ -289,17 +290,22 @@ def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
 def facts_without_kernels(path: str) -> ModuleFacts:
     """The facts of a file that `may_define_or_launch` rules out (constants are left out: only the
     module's own kernels read them)."""
-    return ModuleFacts(path=path, module_name=module_name_for(path), jit_functions=(), launches=(), constants={},
+    return ModuleFacts(path=path, module_name=package_module_name(path), jit_functions=(), launches=(), constants={},
                        called_jit_names=frozenset())
 
 
 def collect_module_facts(path: str, module: cst.Module, package: str | None = None,
-                         text: str | None = None) -> tuple[ModuleFacts, NameResolver]:
-    module_name = module_name_for(path)
+                         text: str | None = None,
+                         reexports: Callable[[str], str] | None = None) -> tuple[ModuleFacts, NameResolver]:
+    """`reexports` maps an imported name to what the module it comes from bound it to (kernlint.imports:
+    `from pkg.triton_utils import triton` is triton itself); without it imports are taken as written."""
+    module_name = package_module_name(path)
     if package is None:
         package = module_name.rpartition(".")[0] if not path.endswith("__init__.py") else module_name
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     names = NameResolver(wrapper, package, text)
+    if reexports is not None and (text is None or may_define_or_launch(text)):
+        names.follow_imports(reexports)
     evaluator = StaticEvaluator(names)
     constants = collect_constants(module, evaluator)
     collector = _Collector(path, module_name, names, evaluator)

@@ -11,7 +11,7 @@ made absolute with `package`.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -160,6 +160,12 @@ class NameResolver:
         up = len(name) - len(stripped) - 1
         base = parts[: len(parts) - up] if up else parts
         return ".".join([*base, stripped]) if base else stripped
+
+    def follow_imports(self, resolve: Callable[[str], str]) -> None:
+        """Rebind each import to what `resolve` says it is (a name a project module re-exports, followed to
+        the module that defines it)."""
+        for local, target in self._imports.items():
+            self._imports[local] = resolve(self._absolute(target))
 
     def refers_to(self, node: cst.CSTNode, *names: str) -> bool:
         return not self.qualnames(node).isdisjoint(names)

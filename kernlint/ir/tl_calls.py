@@ -137,6 +137,11 @@ def load(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) ->
 
 def store(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     ptr, value, mask = _arg(args, kw, 0, "pointer"), _arg(args, kw, 1, "value"), _arg(args, kw, 2, "mask")
+    if not isinstance(ptr, Value):
+        # a store op's first operand is its pointer (every analysis reads it so): without one there is no
+        # access to model (a shared-memory pointer from an extension module, `tle.gpu.local_ptr`)
+        lo.note(line, "tl.store to something not recognised as a pointer")
+        return None
     lo.emit("store", _values(ptr, value, mask), line, None)
     return None
 
