@@ -125,7 +125,7 @@ def fit(rows: list[Timed], rounds: int) -> dict[str, float]:
 def main(argv: list[str]) -> None:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
-        return 
+        return
     paths = [a for a in argv if a.endswith(".json")] or sorted(str(p) for p in (ROOT / "benchmarks/gpu").glob("h200_results*.json"))
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
     rows = load(paths)

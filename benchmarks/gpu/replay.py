@@ -87,7 +87,7 @@ def geomean(xs: list[float]) -> float:
 def main(argv: list[str]) -> None:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
-        return 
+        return
     paths = [a for a in argv if a.endswith(".json")] or [str(ROOT / "benchmarks/gpu/h200_results.json")]
     kern = next((a.split("=", 1)[1] for a in argv if a.startswith("--kernels=")), None)
     split = next((a.split("=", 1)[1] for a in argv if a.startswith("--split=")), "all")

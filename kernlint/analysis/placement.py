@@ -306,7 +306,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
             for index, operand in enumerate(op.operands[:2]):
                 load = _source_load(operand, producers)
                 scalar = load is not None and _scalar_loaded(load, producers, env, loops=all_loops)
-                if load is not None and (index == 1 and _register_loaded_b(operand, load, producers, spec) or scalar):
+                if load is not None and ((index == 1 and _register_loaded_b(operand, load, producers, spec)) or scalar):
                     if in_loop not in step_loops.get(load.id, ()):
                         # the same tile every trip: loaded once and already counted in `staged`. Measured
                         # (Triton 3.9, fuzz case: unit-stride-free A and B read at fixed addresses in a dot

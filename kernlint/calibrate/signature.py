@@ -69,7 +69,7 @@ def _describe_scalar(value: Any) -> str:
     if isinstance(value, float):
         return f"fp32 (example {value!r})"
     ty, _, hint = str(value).partition(":")
-    if ty == "i32" and hint != "0" or hint == "16":
+    if (ty == "i32" and hint != "0") or hint == "16":
         return f"{ty}, divisible by 16"
     return ty
 

@@ -44,7 +44,7 @@ class FileFix:
 
 
 def _fits(e: object) -> bool:
-    return bool(getattr(e, "estimated", False)) and not getattr(e, "smem_over") and not getattr(e, "tmem_over")
+    return bool(getattr(e, "estimated", False)) and not e.smem_over and not e.tmem_over
 
 
 def _drop_edits(kernels: list[KernelAnalysis], reported: set[tuple[int, int]],

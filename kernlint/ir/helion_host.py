@@ -127,7 +127,7 @@ class HelionHostCode(_Base):
             if "helion.language.register_block_size" in names:
                 return CV(self.new_slot(line, "hl.register_block_size"))
             method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
-            if any(n.startswith("torch.") for n in names) and short & _ALLOC or method in _ALLOC:
+            if (any(n.startswith("torch.") for n in names) and short & _ALLOC) or method in _ALLOC:
                 return self.allocation(node, env, method if method in _ALLOC and not names else None)
             return Unknown("host call")
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":

@@ -78,7 +78,7 @@ def reduce(lo: "HelionLowerer", x: Any, fn: str, args: tuple[Any, ...], kwargs: 
     if fn == "logsumexp" and isinstance(out, Value):  # max, exp(x - max), sum, log
         e = tl_calls.tile(lo, "elementwise", (x,), line, x.shape, x.dtype, fn="exp")
         out = tl_reductions.reduce(lo, (e, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="sum")
-    if fn in ("max", "min") and _kw(kwargs, "dim") is not None or (fn in ("max", "min") and args):
+    if (fn in ("max", "min") and _kw(kwargs, "dim") is not None) or (fn in ("max", "min") and args):
         idx = tl_reductions.reduce(lo, (x, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="argmax")
         return Tup((out, idx))  # torch.max(x, dim) returns (values, indices)
     return out

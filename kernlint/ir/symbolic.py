@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
-from typing import Callable, Mapping, Union
+from typing import Union
+from collections.abc import Callable, Mapping
 
 Scalar = Union[int, float, bool, str, None]
 
@@ -106,7 +107,7 @@ def _bounded_mul(a: Scalar, b: Scalar) -> Scalar:
     if _is_int(a) and _is_int(b):
         if abs(a).bit_length() + abs(b).bit_length() > MAX_INT_BITS:  # type: ignore[arg-type]
             raise TooLarge("product too large to evaluate")
-    elif _is_int(b) and isinstance(a, (str, bytes, list, tuple)) or _is_int(a) and isinstance(b, (str, bytes, list, tuple)):
+    elif (_is_int(b) and isinstance(a, (str, bytes, list, tuple))) or (_is_int(a) and isinstance(b, (str, bytes, list, tuple))):
         seq, n = (a, b) if _is_int(b) else (b, a)
         if len(seq) * max(0, n) > MAX_SEQUENCE:  # type: ignore[arg-type, operator]
             raise TooLarge(f"repetition of {n} items is too large to evaluate")

@@ -1,7 +1,8 @@
 """Lowering of `triton.language` calls, method calls on tiles and subscripts into graph ops."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from kernlint.ir.dtypes import literal_dtype, promote
 from kernlint.ir.nodes import Value, is_pointer, pointee
@@ -22,7 +23,7 @@ ELEMENTWISE = {
     "silu", "gelu", "relu", "llrint", "rint", "nearbyint", "copysign", "cdiv_t",
     # libdevice / vendor spellings seen in real kernels (liger, fla, mamba, unsloth)
     "mul", "add", "sub", "div", "int2float", "float2int", "sigmoid_approx", "tanh_approx", "cosf", "sinf",
-    "expf", "logf", "exp2f", "log2f", "softplus", "inline_asm_elementwise", "rsqrtf", "sqrtf", "powf",
+    "expf", "logf", "exp2f", "log2f", "inline_asm_elementwise", "rsqrtf", "sqrtf", "powf",
 }
 PASSTHROUGH = {"max_constancy", "constexpr", "assume_aligned"}
 NO_RESULT = {"static_assert", "device_assert", "device_print", "static_print", "debug_barrier", "assume",

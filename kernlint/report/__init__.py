@@ -10,7 +10,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
+from collections.abc import Callable
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.text_lines import source_lines

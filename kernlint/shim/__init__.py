@@ -89,5 +89,14 @@ def uninstall() -> None:
         runtime._active[0].uninstall()
 
 
-__all__ = ["ENV_VAR", "ENV_MODE", "ENV_TARGET", "LAUNCH_OPTIONS", "Shim", "detect_target", "install",
-           "install_from_env", "uninstall"]
+__all__ = [
+    "ENV_MODE",
+    "ENV_TARGET",
+    "ENV_VAR",
+    "LAUNCH_OPTIONS",
+    "Shim",
+    "detect_target",
+    "install",
+    "install_from_env",
+    "uninstall",
+]
