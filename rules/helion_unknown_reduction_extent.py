@@ -26,7 +26,9 @@ class HelionUnknownReductionExtent(Rule):
     ## What it does
     Finds full-extent slices (`x[tile, :]`, `hl.zeros([tile, n])`) in `@helion.kernel` device loops whose
     extent comes from a runtime size (`x.size(1)`) and that the config leaves persistent (no
-    `reduction_loops` entry, or no config at all). Reported once per config, on the config's line.
+    `reduction_loops` entry, or no config at all). Reported once per config, on the config's line. A kernel
+    with `static_shapes=True` is compiled per input shape, and an extent passed through `hl.specialize`
+    is a constant of each compile: neither is reported.
 
     ## Why is this bad?
     Helion sizes a persistent reduction at `next_power_of_2(n)` elements per row when it compiles: the
@@ -51,7 +53,8 @@ class HelionUnknownReductionExtent(Rule):
     CODE = "KL501"
     SEVERITY = Severity.WARNING
     CONFIDENCE = Confidence.EXACT
-    VALID = [Case(_KERNEL.format(decorator="config=helion.Config(block_sizes=[4], reduction_loops=[1024])"))]
+    VALID = [Case(_KERNEL.format(decorator="config=helion.Config(block_sizes=[4], reduction_loops=[1024])")),
+             Case(_KERNEL.format(decorator="config=helion.Config(block_sizes=[4]), static_shapes=True"))]
     INVALID = [
         Case(_KERNEL.format(decorator="config=helion.Config(block_sizes=[4])").replace(
             "[4]))\n", "[4]))  # expect: KL501\n", 1)),
@@ -64,10 +67,17 @@ class HelionUnknownReductionExtent(Rule):
         for k in ctx.kernels:
             if not isinstance(k.ir, HelionIR):
                 continue
+            helion = getattr(k.jit, "helion", None)
+            if helion is not None and helion.settings.get("static_shapes") is True:
+                continue  # Helion compiles (and autotunes) per input shape: every extent is a constant there
+            seen: set[tuple[int, int, str]] = set()
             for p in k.points:
                 for r in k.ir.rdims:
                     if r.symbol not in p.unknown or r.extent.free_symbols() & k.ir.specialized:
                         continue  # hl.specialize: the author fixes the extent per compile on purpose
+                    if (p.line, p.col, r.symbol) in seen:
+                        continue  # one finding per config line and dimension, not per target
+                    seen.add((p.line, p.col, r.symbol))
                     yield self.diagnostic(
                         ctx, p.line,
                         f"`{k.jit.name}` reduces over the full extent `{r.extent_text}` (line {r.line}) whose size "
