@@ -52,6 +52,7 @@ def digest(*parts: bytes | str) -> str:
 def _model_files() -> list[Path]:
     package = Path(__file__).resolve().parent
     files = [p for p in package.rglob("*.py") if p.relative_to(package).parts[0] not in _NOT_MODEL]
+    files.extend(package.glob("data/*.json"))   # shipped tables rules read (the Triton API table)
     spec = importlib.util.find_spec("kernlint.rules")
     for location in (spec.submodule_search_locations or []) if spec else []:
         files.extend(Path(location).rglob("*.py"))

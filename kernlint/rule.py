@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from kernlint.analysis.configs import ConfigPoint
     from kernlint.analysis.estimate import KernelEstimate
     from kernlint.frontend.facts import JitFunction
+    from kernlint.frontend.names import NameResolver
     from kernlint.frontend.parse import ParseFailure
     from kernlint.hardware.specs import GpuSpec
     from kernlint.ir.nodes import KernelIR
@@ -52,6 +53,10 @@ class FileContext:
     kernels: list[KernelAnalysis] = field(default_factory=list)
     parse_failure: "ParseFailure | None" = None
     settings: "Settings | None" = None          # the file's resolved settings (KL406 finds the store)
+    # every jit function of the file (kernels and helpers) and its name resolution: the API-misuse rules
+    # (KL31x) judge helpers too, which `kernels` leaves out
+    jit_functions: tuple["JitFunction", ...] = ()
+    names: "NameResolver | None" = None
 
 
 class Rule:

@@ -40,7 +40,19 @@ class _Bindings:
     def __init__(self, module: cst.Module) -> None:
         self.imports: dict[str, str] = {}
         self.defs: dict[str, str] = {}
+        # names bound to two different things (two imports, an import and an assignment), and imports or defs
+        # under an `if`/`try` (version or backend guards): a rule that must hold for every reading skips them
+        self.ambiguous: set[str] = set()
+        self.conditional: set[str] = set()
+        self._guards = 0
         self._body(module.body, [])
+
+    def _bind_import(self, local: str, full: str) -> None:
+        if self.imports.get(local, full) != full or local in self.defs:
+            self.ambiguous.add(local)
+        self.imports[local] = full
+        if self._guards:
+            self.conditional.add(local)
 
     def _body(self, statements: Sequence[cst.CSTNode], scope: list[str]) -> None:
         for stmt in statements:
@@ -55,12 +67,21 @@ class _Bindings:
                         for t in targets:
                             if isinstance(t, cst.Name):
                                 self.defs.setdefault(t.value, t.value)
+                                if t.value in self.imports:
+                                    self.ambiguous.add(t.value)
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 self.defs.setdefault(stmt.name.value, ".".join([*scope, stmt.name.value]))
+                if self._guards:
+                    self.conditional.add(".".join([*scope, stmt.name.value]))
+                if not scope and stmt.name.value in self.imports:
+                    self.ambiguous.add(stmt.name.value)
                 self._suite(stmt.body, [*scope, stmt.name.value])
             elif isinstance(stmt, cst.BaseCompoundStatement):
+                guard = isinstance(stmt, (cst.If, cst.Try, cst.TryStar))
+                self._guards += guard
                 for suite in _suites(stmt):
                     self._suite(suite, scope)
+                self._guards -= guard
 
     def _suite(self, suite: cst.BaseSuite, scope: list[str]) -> None:
         if isinstance(suite, cst.IndentedBlock):
@@ -74,10 +95,10 @@ class _Bindings:
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.imports[alias.asname.name.value] = full
+                self._bind_import(alias.asname.name.value, full)
             else:  # `import triton.language` binds `triton`
                 head = full.split(".")[0]
-                self.imports[head] = head
+                self._bind_import(head, head)
 
     def _import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -92,11 +113,13 @@ class _Bindings:
             local = alias.asname.name.value if alias.asname is not None and isinstance(
                 alias.asname.name, cst.Name) else name
             sep = "" if prefix.endswith(".") else "."
-            self.imports[local] = f"{prefix}{sep}{name}" if prefix else name
+            self._bind_import(local, f"{prefix}{sep}{name}" if prefix else name)
 
 
 def _suites(stmt: cst.BaseCompoundStatement) -> list[cst.BaseSuite]:
-    """Every statement suite directly inside a compound statement (if/elif/else, loops, try, with)."""
+    """Every statement suite directly inside a compound statement (if/elif/else, loops, try, with, match)."""
+    if isinstance(stmt, cst.Match):   # no body of its own: one suite per case
+        return [case.body for case in stmt.cases]
     out: list[cst.BaseSuite] = [stmt.body]
     for attr in ("orelse", "finalbody"):
         extra = getattr(stmt, attr, None)
@@ -122,6 +145,8 @@ class NameResolver:
         bindings = _Bindings(wrapper.module)
         self._imports = bindings.imports
         self._defs = bindings.defs
+        self.ambiguous = frozenset(bindings.ambiguous)
+        self.conditional = frozenset(bindings.conditional)
 
     @property
     def _positions(self) -> Mapping[cst.CSTNode, CodeRange]:
@@ -160,6 +185,14 @@ class NameResolver:
         up = len(name) - len(stripped) - 1
         base = parts[: len(parts) - up] if up else parts
         return ".".join([*base, stripped]) if base else stripped
+
+    def is_ambiguous(self, name: str) -> bool:
+        """`name` is bound to different things in different places of the file (flow decides which)."""
+        return name in self.ambiguous
+
+    def is_conditional(self, name: str) -> bool:
+        """`name` is imported, or the def with this dotted path is defined, under an `if` or `try`."""
+        return name in self.conditional
 
     def follow_imports(self, resolve: Callable[[str], str]) -> None:
         """Rebind each import to what `resolve` says it is (a name a project module re-exports, followed to

@@ -1,0 +1,350 @@
+"""Uses of `triton.language` inside jit functions that no reading of the source can make work.
+
+Every attribute chain, name and call inside a `@triton.jit` function whose name resolves (through the file's
+imports, kernlint.frontend.names) into `triton.language` is looked up in the API table of the targeted
+release (kernlint.frontend.triton_api). Four problems are reported, each one certain:
+
+- an attribute no release in the table has (`tl.cidv`);
+- an attribute the targeted release lacks but another release has (`tl.libdevice`, gone since Triton 2.1);
+- a call of a dtype object (`tl.float32(x)`; dtypes are not callable, `x.to(tl.float32)` converts);
+- a keyword argument the called function does not accept (`tl.load(p, msk=m)`).
+
+A use is skipped when its meaning depends on something kernlint does not decide: its root name is bound in
+the function (a parameter or local shadows the import) or bound twice in the file (`try: import ... except:
+... = ...`). A use under a guard (a jit function or import inside an `if`/`try`, or an `if` in the body whose
+condition reads a global, such as a version check) is judged against every release: only what no release
+accepts is reported there. Host code is not checked: its `triton.language` uses are dtype tables and
+annotations, and a kernel only fails when it is compiled.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from weakref import WeakKeyDictionary
+
+import libcst as cst
+
+from kernlint.frontend.facts import JitFunction
+from kernlint.frontend.names import NameResolver
+from kernlint.frontend.triton_api import PACKAGE, Member, TritonApi, load, release_key
+
+MAX_SUGGESTIONS = 3     # enough for "tl.math.erf or tl.extra.cuda.libdevice.erf", short enough to read
+# where a function missing from one module is most usefully found: portable names first, vendor ones after
+PREFERRED_HOMES = (f"{PACKAGE}.math", f"{PACKAGE}.extra.cuda.libdevice", PACKAGE, f"{PACKAGE}.extra.libdevice")
+
+
+class ApiProblem(Enum):
+    UNKNOWN_ATTRIBUTE = "unknown-attribute"
+    NOT_IN_RELEASE = "not-in-release"
+    DTYPE_CALL = "dtype-call"
+    UNKNOWN_KEYWORD = "unknown-keyword"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiMisuse:
+    problem: ApiProblem
+    line: int                           # the line its statement (or call) starts on; `code` locates it there
+    code: str                           # the flagged expression as the source spells it (`tl.cidv`, `msk=m`)
+    function: str                       # qualname of the jit function it sits in
+    name: str                           # qualified name looked up (`triton.language.cidv`)
+    release: str                        # the release it was judged against ("every release" when guarded)
+    suggestions: tuple[str, ...] = ()   # spelled as the source would (`tl.cdiv`, `x.to(tl.float32)`)
+    releases: tuple[str, ...] = ()      # NOT_IN_RELEASE: the releases that have it
+    keyword: str | None = None          # UNKNOWN_KEYWORD: the keyword passed
+    guarded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    member: Member | None        # what the full chain names, when it resolved to a member
+    missing: str | None = None   # the first module attribute that does not exist
+    module: str | None = None    # the module it was looked up in
+    rest: tuple[str, ...] = ()   # the chain's parts after the missing one
+
+
+def _lookup(api: TritonApi, qualname: str, release: str) -> _Lookup | None:
+    """Walk `triton.language.a.b.c` through the table; None when it leaves the table's reach (an attribute of a
+    function or value, an open module) or the module itself is not in `release`."""
+    parts = qualname.split(".")
+    if parts[:2] != PACKAGE.split("."):
+        return None
+    module = PACKAGE
+    if not api.has_module(module, release):
+        return None
+    member: Member | None = None
+    for i, part in enumerate(parts[2:], start=2):
+        if api.is_open(module, release):
+            return None
+        member = api.member(module, part, release)
+        if member is None:
+            return _Lookup(None, part, module, tuple(parts[i + 1:]))
+        if i == len(parts) - 1:
+            return _Lookup(member)
+        if member.kind != "module" or member.module is None or not api.has_module(member.module, release):
+            return None   # `tl.float32.primitive_bitwidth`, `tl.core.tensor.T`: attributes the table does not list
+        module = member.module
+    return _Lookup(member, module=module)
+
+
+def _root(node: cst.BaseExpression) -> cst.Name | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
+
+
+def _bound_locals(fn: cst.FunctionDef) -> set[str]:
+    """Names the function binds itself: parameters and every assignment, loop, with, import or def target."""
+    names = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    for star in (fn.params.star_arg, fn.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+
+    class Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            names.update(_target_names(node.name))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            if node.asname is None:
+                head = _root(node.name)
+                if head is not None:
+                    names.add(head.value)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            names.add(node.name.value)
+
+    fn.body.visit(Targets())
+    return names
+
+
+def _target_names(node: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            yield from _target_names(el.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from _target_names(node.value)
+
+
+class _Checker(cst.CSTVisitor):
+    def __init__(self, api: TritonApi, names: NameResolver, jit: JitFunction, release: str) -> None:
+        super().__init__()
+        self.api, self.names, self.jit, self.release = api, names, jit, release
+        self.locals = _bound_locals(jit.node)
+        self.found: list[ApiMisuse] = []
+        self.done: set[int] = set()        # ids of Attribute/Name nodes inside a chain already judged
+        self.guards = 0                    # enclosing `if`s whose condition reads a global (version checks)
+        self.module_code = cst.Module(body=[])
+        # start lines of the enclosing nodes that have a recorded position (statements, calls): names and
+        # attributes have none, so a finding sits on its statement's line and `code` marks it there
+        self.lines: list[tuple[cst.CSTNode, int]] = [(jit.node, jit.line)]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.names.range(node) is not None:
+            self.lines.append((node, self.names.line(node)))
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if self.lines[-1][0] is original_node:
+            self.lines.pop()
+
+    @property
+    def line(self) -> int:
+        return self.lines[-1][1]
+
+    # -- guards: a body `if` on a global value -------------------------------------------------------
+    def _reads_global(self, test: cst.BaseExpression) -> bool:
+        found = False
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                nonlocal found
+                found = found or node.value not in outer.locals
+
+        outer = self
+        test.visit(Names())
+        return found
+
+    def visit_If(self, node: cst.If) -> None:
+        self.guards += self._reads_global(node.test)
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.guards -= self._reads_global(original_node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.guards += self._reads_global(node.test)
+
+    def leave_IfExp(self, original_node: cst.IfExp) -> None:
+        self.guards -= self._reads_global(original_node.test)
+
+    # -- uses -------------------------------------------------------------------------------------------
+    def _text(self, node: cst.CSTNode) -> str:
+        return self.module_code.code_for_node(node)
+
+    def _qualname(self, node: cst.BaseExpression) -> tuple[str, bool] | None:
+        """(qualified name under triton.language, guarded) or None when the chain is not judged."""
+        root = _root(node)
+        if root is None or root.value in self.locals or self.names.is_ambiguous(root.value):
+            return None
+        q = next(iter(self.names.qualnames(node)), None)
+        if q is None or not (q == PACKAGE or q.startswith(PACKAGE + ".")):
+            return None
+        guarded = bool(self.guards) or self.names.is_conditional(root.value) or self.names.is_conditional(
+            self.jit.qualname)
+        return q, guarded
+
+    def _spell(self, node: cst.BaseExpression, qualname: str) -> str:
+        """How the source would spell `qualname` (a triton.language name) with the aliases it uses."""
+        root = _root(node)
+        if root is not None:
+            for alias_q in self.names.qualnames(root):
+                if alias_q == PACKAGE:
+                    return root.value + qualname[len(PACKAGE):]
+                if alias_q == "triton" and qualname.startswith(PACKAGE):
+                    return root.value + qualname[len("triton"):]
+        return qualname
+
+    def _chain(self, node: cst.Attribute | cst.Name) -> None:
+        sub: cst.BaseExpression = node
+        while isinstance(sub, cst.Attribute):
+            self.done.add(id(sub))
+            sub = sub.value
+        self.done.add(id(sub))
+        found = self._qualname(node)
+        if found is None:
+            return
+        q, guarded = found
+        releases = self.api.releases if guarded else (self.release,)
+        looked = [_lookup(self.api, q, r) for r in releases]
+        if any(x is None or x.missing is None for x in looked):
+            return   # some release in scope has it (or the table cannot tell)
+        first = looked[-1]
+        assert first is not None and first.missing is not None and first.module is not None
+        missing_q = f"{first.module}.{first.missing}"
+        having = self.api.releases_with(first.module, first.missing)
+        line, code = self.line, self._text(node)
+        # a name other releases have is no typo: only a moved module gets a suggestion (where its function is now)
+        suggestions = self._suggest(node, first, releases[-1], typo=not having)
+        if having:
+            if guarded:
+                return   # another release has it, and the code is written to run on more than one
+            self.found.append(ApiMisuse(ApiProblem.NOT_IN_RELEASE, line, code, self.jit.qualname, missing_q,
+                                        self.release, suggestions, having))
+        else:
+            self.found.append(ApiMisuse(ApiProblem.UNKNOWN_ATTRIBUTE, line, code, self.jit.qualname, missing_q,
+                                        "every release" if guarded else self.release, suggestions, guarded=guarded))
+
+    def _suggest(self, node: cst.BaseExpression, looked: _Lookup, release: str, typo: bool) -> tuple[str, ...]:
+        assert looked.missing is not None and looked.module is not None
+        if looked.rest:
+            # a module that moved (`tl.libdevice.erf`): where the function it was used for lives now
+            homes = self.api.homes(looked.rest[0], release)
+            homes.sort(key=lambda m: PREFERRED_HOMES.index(m) if m in PREFERRED_HOMES else len(PREFERRED_HOMES))
+            if homes:
+                tail = ".".join(looked.rest)
+                return tuple(self._spell(node, f"{h}.{tail}") for h in homes[:MAX_SUGGESTIONS])
+        if not typo:
+            return ()
+        public = [n for n in self.api.members(looked.module, release) if not n.startswith("_")]
+        close = difflib.get_close_matches(looked.missing, public, n=MAX_SUGGESTIONS)
+        rest = "".join(f".{p}" for p in looked.rest)
+        return tuple(self._spell(node, f"{looked.module}.{c}{rest}") for c in close)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if id(node) not in self.done:
+            self._chain(node)
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self.done:
+            self._chain(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, (cst.Attribute, cst.Name)):
+            return
+        found = self._qualname(func)
+        if found is None:
+            return
+        q, guarded = found
+        releases = self.api.releases if guarded else (self.release,)
+        looked = [_lookup(self.api, q, r) for r in releases]
+        members = [x.member for x in looked if x is not None and x.missing is None and x.member is not None]
+        if len(members) != len(looked):
+            return   # missing (reported as an attribute) or beyond the table in some release in scope
+        judged = "every release" if guarded else self.release
+        if all(m.kind == "dtype" for m in members):
+            fix: tuple[str, ...] = ()
+            if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+                arg = node.args[0].value
+                text = self._text(arg)
+                fix = (f"{text if _is_simple(arg) else f'({text})'}.to({self._text(func)})",)
+            self.found.append(ApiMisuse(ApiProblem.DTYPE_CALL, self.line, self._text(node), self.jit.qualname, q,
+                                        judged, fix, guarded=guarded))
+            return
+        accepted = [m.keywords() for m in members]
+        if any(a is None for a in accepted):
+            return
+        for arg in node.args:
+            if arg.keyword is None:
+                continue
+            kw = arg.keyword.value
+            if any(kw in a for a in accepted if a is not None):
+                continue
+            known = sorted({k for a in accepted if a is not None for k in a if not k.startswith("_")})
+            close = tuple(difflib.get_close_matches(kw, known, n=MAX_SUGGESTIONS))
+            code = self._text(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                               whitespace_after_arg=cst.SimpleWhitespace("")))
+            self.found.append(ApiMisuse(ApiProblem.UNKNOWN_KEYWORD, self.line, code.strip(), self.jit.qualname, q,
+                                        judged, close, keyword=kw, guarded=guarded))
+
+
+def _is_simple(node: cst.BaseExpression) -> bool:
+    """An operand `.to(...)` can follow without parentheses."""
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float))
+
+
+def api_misuses(jits: Sequence[JitFunction], names: NameResolver, api: TritonApi, release: str) -> list[ApiMisuse]:
+    """Every certain misuse of `triton.language` in the given jit functions, judged against `release`."""
+    out: list[ApiMisuse] = []
+    for jit in jits:
+        if jit.module == "triton" or jit.module.startswith("triton."):
+            continue   # Triton's own sources are written against their own release, not the targeted one
+        checker = _Checker(api, names, jit, release)
+        jit.node.body.visit(checker)
+        out.extend(checker.found)
+    return sorted(set(out), key=lambda m: (m.line, m.code, m.problem.value, m.keyword or ""))
+
+
+_MEMO: WeakKeyDictionary[NameResolver, dict[tuple[str, tuple[int, ...]], list[ApiMisuse]]] = WeakKeyDictionary()
+
+
+def file_misuses(jits: Sequence[JitFunction], names: NameResolver, release: str | None) -> list[ApiMisuse]:
+    """`api_misuses` against the shipped table, computed once per file and release (four rules read it)."""
+    api = load()
+    key = (release_key(release), tuple(id(j.node) for j in jits))
+    per_file = _MEMO.setdefault(names, {})
+    if key not in per_file:
+        per_file[key] = api_misuses(jits, names, api, key[0])
+    return per_file[key]

@@ -1,0 +1,27 @@
+"""What the Triton API-misuse rules (KL310-KL313) share: the file's findings and how releases are named (not a rule)."""
+from __future__ import annotations
+
+from kernlint.frontend.api_usage import ApiMisuse, ApiProblem, file_misuses
+from kernlint.frontend.triton_api import load, release_key
+from kernlint.rule import FileContext
+
+
+def misuses(ctx: FileContext, problem: ApiProblem) -> list[ApiMisuse]:
+    if ctx.names is None or not ctx.jit_functions:
+        return []
+    release = ctx.settings.triton_version if ctx.settings is not None else None
+    return [m for m in file_misuses(ctx.jit_functions, ctx.names, release) if m.problem is problem]
+
+
+def judged(m: ApiMisuse) -> str:
+    """"Triton 3.9", or every release of the table for a use under a version guard."""
+    releases = load().releases
+    return f"any Triton release {releases[0]}-{releases[-1]}" if m.guarded else f"Triton {m.release}"
+
+
+def target(ctx: FileContext) -> str:
+    return release_key(ctx.settings.triton_version if ctx.settings is not None else None)
+
+
+def either(options: tuple[str, ...]) -> str:
+    return " or ".join(f"`{o}`" for o in options)
