@@ -7,7 +7,9 @@ from kernlint.frontend.api_usage import ApiProblem
 from kernlint.rule import Case, FileContext, Rule
 from kernlint.rules._api import either, misuses
 
-_HEAD = "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+_GELU = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+         "def gelu(x_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs)\n"
+         "    tl.store(x_ptr + offs, 0.5 * x * (1.0 + {erf}(x * 0.7071067811865476)))")
 
 
 class TritonApiNotInRelease(Rule):
@@ -40,12 +42,11 @@ class TritonApiNotInRelease(Rule):
     CODE = "KL311"
     SEVERITY = Severity.ERROR
     CONFIDENCE = Confidence.EXACT
-    VALID = [Case(_HEAD + "def gelu(x):\n    return 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))\n"),
+    VALID = [Case(_GELU.format(erf="tl.math.erf") + "\n"),
              Case("import triton\nimport triton.language as tl\n\ntry:\n    @triton.jit\n    def gelu(x):\n"
                   "        return 0.5 * x * (1.0 + tl.libdevice.erf(x * 0.7071067811865476))\n"
                   "except AttributeError:\n    pass\n")]
-    INVALID = [Case(_HEAD + "def gelu(x):\n"
-                    "    return 0.5 * x * (1.0 + tl.libdevice.erf(x * 0.7071067811865476))  # expect: KL311\n")]
+    INVALID = [Case(_GELU.format(erf="tl.libdevice.erf") + "  # expect: KL311\n")]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for m in misuses(ctx, ApiProblem.NOT_IN_RELEASE):

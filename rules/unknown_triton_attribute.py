@@ -38,11 +38,11 @@ class UnknownTritonAttribute(Rule):
     CODE = "KL310"
     SEVERITY = Severity.ERROR
     CONFIDENCE = Confidence.EXACT
-    VALID = [Case(_HEAD + "def blocks(n, BLOCK: tl.constexpr):\n    return tl.cdiv(n, BLOCK) * BLOCK\n"),
+    VALID = [Case(_HEAD + "def blocks(out_ptr, n, BLOCK: tl.constexpr):\n    tl.store(out_ptr, tl.cdiv(n, BLOCK) * BLOCK)\n"),
              Case("import triton\nfrom triton import language as tl\n\n\n@triton.jit\n"
                   "def shadowed(tl, x):\n    return tl.cidv(x, 2)\n")]
-    INVALID = [Case(_HEAD + "def blocks(n, BLOCK: tl.constexpr):\n"
-                    "    return tl.cidv(n, BLOCK) * BLOCK  # expect: KL310\n"),
+    INVALID = [Case(_HEAD + "def blocks(out_ptr, n, BLOCK: tl.constexpr):\n"
+                    "    tl.store(out_ptr, tl.cidv(n, BLOCK) * BLOCK)  # expect: KL310\n"),
                Case("import triton\nfrom triton.language import math\n\n\n@triton.jit\n"
                     "def act(x):\n    return math.sigmiod(x)  # expect: KL310\n")]
 
