@@ -92,7 +92,8 @@ def overrides(args: argparse.Namespace) -> Overrides:
         ignore=_codes(getattr(args, "ignore", "")), extend_select=_codes(getattr(args, "extend_select", "")),
         targets=targets or None, cli_configs=configs, arg_types=arg_types,
         exclude=_codes_raw(getattr(args, "exclude", None)), extend_exclude=_codes_raw(getattr(args, "extend_exclude", None)) or (),
-        output_format=getattr(args, "output_format", None), cache_dir=getattr(args, "cache_dir", None))
+        output_format=getattr(args, "output_format", None), cache_dir=getattr(args, "cache_dir", None),
+        triton_version=getattr(args, "triton_version", None))
 
 
 def _codes_raw(text: str | None) -> tuple[str, ...] | None:

@@ -25,6 +25,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="h100 (default), h200, b200, a100, l40s, rtx4090, rtx5090, sm_90, ...; repeatable or comma-separated")
     p.add_argument("--config", action="append", default=[], metavar="K=V,...",
                    help="extra config to analyse, e.g. 'BLOCK_M=128,BLOCK_N=128,num_warps=8,num_stages=3'")
+    p.add_argument("--triton-version", default=None, metavar="X.Y",
+                   help="Triton release the API rules (KL310-KL313) judge, e.g. 3.4 (default: the newest known)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=TYPE",
                    help="argument type, e.g. a_ptr=*bf16, stride_ak=1, eps=fp32; '*=*fp32' sets the default pointer dtype")
 
@@ -109,8 +111,10 @@ def _settings(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
         raise UsageError(str(exc)) from None
     arg_types = parse_arg_options(args.arg)   # CheckError, reported like a UsageError by main()
     try:
-        return Resolver(Overrides(targets=targets or None, cli_configs=configs or None,
-                                  arg_types=arg_types)).for_path(path)
+        resolver = Resolver(Overrides(targets=targets or None, cli_configs=configs or None, arg_types=arg_types,
+                                      triton_version=getattr(args, "triton_version", None)))
+        resolver.check_overrides()
+        return resolver.for_path(path)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
 

@@ -179,3 +179,16 @@ def test_block_pointers_really_fail_on_the_newest_release(tmp_path) -> None:  # 
     with pytest.raises(Exception) as err:
         _compile(ADVANCE, tmp_path, "advance_case")
     assert "boundary_check" in str(err.value) or "Block pointers" in str(err.value), repr(err.value)
+
+
+def test_cli_triton_version(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from kernlint.cli import main
+
+    (tmp_path / "walk.py").write_text(ADVANCE, encoding="utf-8")
+    args = ["check", "--no-cache", "--select", "KL31", str(tmp_path / "walk.py")]
+    assert main(args) == 1                                  # findings on the default (newest) release
+    assert main([*args, "--triton-version", "3.8"]) == 0    # block pointers still exist in 3.8
+    assert main([*args, "--triton-version", "4.1"]) == 2    # a release the table does not know: tool error
+    assert "unknown Triton release '4.1'" in capsys.readouterr().err
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\ntriton-version = "3.8"\n', encoding="utf-8")
+    assert main(args) == 0
