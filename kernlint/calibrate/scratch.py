@@ -6,13 +6,16 @@ reading files). Instead this writes a new module that holds only
 
   * ``import triton`` / ``import triton.language as tl`` and the source modules' own top-level import lines
     that import nothing but triton names (``from triton.language import dot``);
-  * the module-level constants the kernel and its helpers read (``RCP_LN2 = tl.constexpr(1.44)``), copied
-    when their right-hand side only uses triton names, literals and other such constants, otherwise
-    re-emitted from kernlint's static value;
+  * the module-level constants the kernel and its helpers read, evaluated by kernlint's static evaluator
+    and written as literals (``RCP_LN2 = tl.constexpr(1.4426950408889634)``); a constant that does not
+    evaluate is left out and named in ``unevaluated`` (never copied: its source would run on import);
   * the jit helpers the kernel calls, found by qualified name in the same file or in other files of the tree
     (``from pkg.utils import helper``), recursively;
-  * the kernel itself, with only its ``@triton.jit`` decorator: ``@autotune``/``@heuristics`` are dropped
-    because calibrate passes every constexpr and launch option itself.
+  * the kernel itself. Functions get a ``@triton.jit`` written by kernlint (``@autotune``/``@heuristics``
+    are dropped because calibrate passes every constexpr and launch option itself), defaults as literals
+    and ``tl.constexpr`` as the only annotation (scratch_values.py). Their bodies are copied, because Triton
+    compiles them, unless they name a way into Python (``getattr``, ``tl.core.builtins``, dunders): then
+    the scratch module is ``refused`` and nothing compiles.
 
 Names bound inside module-level ``if``/``try`` blocks (Triton helpers picked per version, constants picked per
 device) are re-bound as described in scratch_globals.py; a constant taken from one branch of a condition is
@@ -30,14 +33,15 @@ import libcst as cst
 
 from kernlint.calibrate.scratch_globals import (alias_import, code as _code, conditional_assignment, global_refs,
                                                import_targets, is_triton as _is_triton, triton_bindings)
+from kernlint.calibrate.scratch_values import (DOOR_ATTRS, Refused, ValueEvaluator, body_refusal,
+                                               is_constexpr_call, literal, rewrite_function)
 from kernlint.frontend.facts import JitFunction, ModuleFacts
 from kernlint.frontend.kernels import JIT_NAMES, collect_module_facts, module_name_for
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.parse import ParseFailure, parse_bytes
+from kernlint.ir.symbolic import Unknown
 
 HEADER = "# Scratch module written by `kernlint calibrate` from {files}.\n# The original modules were never imported.\n"
-_LITERALS = (int, float, bool, str, type(None))
-_UNKNOWN = object()
 
 
 class ScratchError(Exception):
@@ -120,6 +124,8 @@ class ScratchModule:
     missing: tuple[str, ...]             # globals it could not provide
     spans: tuple[LineSpan, ...] = field(default=())
     assumed: tuple[str, ...] = ()        # constants taken from one branch of a module-level condition
+    refused: tuple[str, ...] = ()        # why it must not be compiled at all (a body that reaches Python)
+    unevaluated: tuple[tuple[str, str], ...] = ()   # (constant, why) left out: it did not evaluate statically
 
     @property
     def sha256(self) -> str:
@@ -139,8 +145,14 @@ class ScratchModule:
         return None
 
 
+def safe_triton_name(qn: str) -> bool:
+    """A triton name the scratch module may import: no segment is a dunder or a door into Python
+    (`from triton.knobs import os`)."""
+    return _is_triton(qn) and not any(seg.startswith("_") or seg in DOOR_ATTRS for seg in qn.split("."))
+
+
 def _triton_imports(pm: ParsedModule) -> list[str]:
-    """Top-level import lines of a module that import only triton names."""
+    """Top-level import lines of a module that import only (safe) triton names."""
     out: list[str] = []
     for stmt in pm.module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -152,7 +164,7 @@ def _triton_imports(pm: ParsedModule) -> list[str]:
                 mods = [_code(small.module)]
             else:
                 continue
-            if all(_is_triton(m) for m in mods):
+            if all(_is_triton(m) for m in mods) and all(safe_triton_name(qn) for _, qn in import_targets(small)):
                 out.append(_code(small).strip())
     return out
 
@@ -188,8 +200,11 @@ class _Builder:
         self.bound: dict[str, str] = {}            # scratch global → what it stands for (clash detection)
         self.missing: list[str] = []
         self.assumed: list[str] = []
+        self.refused: list[str] = []
+        self.unevaluated: dict[str, str] = {}
         self.files: list[str] = []
         self._done: set[str] = set()
+        self._evaluating: set[tuple[str, str]] = set()
 
     def bind(self, name: str, meaning: str) -> bool:
         """Claim a global name; False when already bound to the same thing, error on a clash."""
@@ -226,8 +241,34 @@ class _Builder:
         self.resolve(_jit_only(jit, pm), pm, skip=jit.qualname)
 
     def add_triton_alias(self, local: str, alternatives: list[str]) -> None:
+        bad = [qn for qn in alternatives if not safe_triton_name(qn)]
+        if bad:
+            self.refused.append(f"`{local}` is bound to {bad[0]}, a way into Python")
+            return
         if local not in self.imported and self.bind(local, f"triton {' or '.join(alternatives)}"):
             self.constants.append(alias_import(local, alternatives))
+
+    def evaluator(self, pm: ParsedModule) -> ValueEvaluator:
+        return ValueEvaluator(pm.names, lambda name: self.value_of(pm, name))
+
+    def value_of(self, pm: ParsedModule, name: str) -> object:
+        """The static value of a module-level name of pm (a constant here or one it imports), or Unknown."""
+        key = (pm.facts.module_name, name)
+        if key in self._evaluating:
+            return Unknown(f"`{name}` is defined in terms of itself")
+        qns = pm.names.qualnames(cst.Name(name))
+        qn = next(iter(qns), name)
+        stmt, _ = self._statement(pm, name)
+        self._evaluating.add(key)
+        try:
+            if stmt is not None and stmt.value is not None:
+                return self.evaluator(pm).evaluate(stmt.value)
+            found = self._foreign(qn) if qn != name else None
+            if found is not None:
+                return self.value_of(found[0], found[1])
+            return Unknown(f"`{name}` is not a module constant")
+        finally:
+            self._evaluating.discard(key)
 
     def _statement(self, pm: ParsedModule, name: str) -> tuple[cst.Assign | cst.AnnAssign | None, str | None]:
         stmt = _constant_stmt(pm, name)
@@ -253,23 +294,22 @@ class _Builder:
         return (pm, attr) if pm is not None else None
 
     def add_constant(self, name: str, pm: ParsedModule) -> None:
+        """Bind a module constant as the literal kernlint evaluated (never its source)."""
         if not self.bind(name, f"constant {pm.facts.module_name}.{name}"):
             return
         stmt, condition = self._statement(pm, name)
-        value_node = stmt.value if stmt is not None else None
-        refs = global_refs(value_node, pm.names) if value_node is not None else []
-        if stmt is not None and all(self._provides(pm, local, qn) for local, qn in refs):
-            self.resolve(value_node, pm, skip=name)  # dependencies first: `B = A * 2` needs A
-            self.constants.append(_code(stmt).strip().rstrip(";"))
-            if condition is not None:
-                self.assumed.append(f"{pm.facts.module_name}.{name} = {_code(value_node)} (assumed `{condition}`)")
-            return
-        value = pm.facts.constants.get(name, _UNKNOWN)
-        if isinstance(value, _LITERALS) or (isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value)):
-            constexpr = stmt is not None and "constexpr" in _code(stmt)
-            self.constants.append(f"{name} = tl.constexpr({value!r})" if constexpr else f"{name} = {value!r}")
-        else:
+        value = self.value_of(pm, name)
+        text = literal(value)
+        if stmt is None or text is None:
+            why = value.reason if isinstance(value, Unknown) else f"a {type(value).__name__}, not a literal"
+            self.unevaluated[f"{pm.facts.module_name}.{name}"] = why
             self.missing.append(f"{pm.facts.module_name}.{name}")
+            return
+        constexpr = is_constexpr_call(stmt.value, pm.names) if stmt.value is not None else False
+        written = f"tl.constexpr({text})" if constexpr else text
+        self.constants.append(f"{name} = {written}")
+        if condition is not None:
+            self.assumed.append(f"{pm.facts.module_name}.{name} = {written} (assumed `{condition}`)")
 
     def add_global(self, local: str, qn: str, pm: ParsedModule) -> bool:
         """Bind a module-level name of `pm` (or one it imports) in the scratch module; False if impossible."""
@@ -312,14 +352,27 @@ class _Builder:
         spans: list[LineSpan] = []
         # Helpers first, kernel last; order does not matter to Triton (globals resolve at compile time).
         ordered = [f for f in self.functions if f[1] is not kernel] + [f for f in self.functions if f[1] is kernel]
+        refused = list(self.refused)
         for _, jit, pm in ordered:
-            fn_code = _code(_jit_only(jit, pm).with_changes(leading_lines=())).rstrip() + "\n"
+            where = f"{pm.label}:{jit.line} {jit.qualname}"
+            why = body_refusal(jit.node)
+            if why:
+                refused.append(f"{where}: {why}")
+            kept = _jit_only(jit, pm).decorators
+            try:
+                fn = rewrite_function(jit.node, kept[0] if kept else None, pm.names, self.evaluator(pm), where)
+            except Refused as exc:
+                refused.append(str(exc))
+                fn = jit.node.with_changes(decorators=[], params=cst.Parameters(), returns=None)
+            fn_code = _code(fn.with_changes(leading_lines=())).rstrip() + "\n"
             base = text.count("\n") + 3  # two blank lines separate functions
             def_offset = next(i for i, ln in enumerate(fn_code.splitlines()) if ln.lstrip().startswith(("def ", "async def ")))
             spans.append(LineSpan(base + def_offset, base + fn_code.count("\n") - 1, pm.label, jit.line))
             text += "\n\n" + fn_code
+        if refused:   # nothing of it may run: the module holds only the reason
+            text = HEADER.format(files=", ".join(self.files)) + "".join(f"# refused: {r}\n" for r in refused)
         return ScratchModule(text, kernel.name, tuple(self.files), tuple(dict.fromkeys(self.missing)), tuple(spans),
-                            tuple(self.assumed))
+                             tuple(self.assumed), tuple(dict.fromkeys(refused)), tuple(self.unevaluated.items()))
 
 
 def build_scratch(tree: SourceTree, pm: ParsedModule, kernel: JitFunction) -> ScratchModule:

@@ -177,6 +177,10 @@ def prepare(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tup
     for spec in specs:
         for p, origin in points:
             row = Row(spec, p, origin, estimate(ka.ir, p, spec))
+            if scratch.refused:   # the scratch module is not even written: nothing of the kernel runs
+                row.error = f"not compiled: {scratch.refused[0]}"
+                work.append((row, None))
+                continue
             missing = [n for n in ka.jit.constexpr_names if n not in p.constexprs]
             bad = [n for n, v in p.constexprs.items() if not isinstance(v, (int, float, bool, str, type(None)))]
             if missing or bad:
@@ -195,6 +199,11 @@ def attribute_error(message: str, cal: Calibration) -> str:
     """Where in the user's files a compile error is. Triton's 'at L:C' counts from the `def` of the jit function
     that failed (kernel or helper); the failing source line it quotes is looked up in the scratch module and
     mapped back (`rej.py:7`, in a helper). Errors that are not about a source line are left as they are."""
+    for name, why in cal.scratch.unevaluated:   # left out of the scratch module, and the kernel needed it
+        short = name.rpartition(".")[2]
+        if re.search(rf"\b{re.escape(short)}\b.*not defined|not defined.*\b{re.escape(short)}\b", message):
+            return f"not compiled: module constant {name} does not evaluate statically ({why}); " \
+                   f"give it a literal value or pass it with --config/--arg"
     m = re.search(r"\bat \d+:\d+ `([^`]+)`", message)
     if m:
         hits = [i for i, line in enumerate(cal.scratch.source.splitlines(), 1) if line.strip() == m.group(1)]

@@ -1,9 +1,11 @@
-"""Compile workers: ``python -m kernlint.calibrate.worker`` speaks JSON lines on stdin/stdout.
+"""Compile workers: ``python -I .../kernlint/calibrate/worker.py`` speaks JSON lines on stdin/stdout.
 
 A worker is a separate interpreter so that (a) LLVM/ptxas state and crashes stay out of the CLI process,
 (b) ``-j N`` compiles in parallel (compiles are single-threaded), and (c) ``--python`` can point at another
 environment's interpreter (another Triton version) that has only Triton and the standard library: the
-worker imports nothing from kernlint but this module and ``triton_compile``.
+worker imports nothing from kernlint but this module, ``triton_compile`` and ``sandbox`` (loaded by path).
+Each worker starts isolated, in its own temporary directory, and compiles under the audit hook of
+``sandbox.py``: a refused event fails that config with "refused by calibrate's sandbox: ...".
 
 Requests: {"op": "env"} → {"env": {...versions...}} or {"error": "triton-missing: ..."};
 {"op": "compile", "module": PATH, "kernel": NAME, "args": {}, "constexprs": {}, "config": {}, "cap": 90,
@@ -45,13 +47,33 @@ def _load_kernel(module_path: str, kernel: str) -> Any:
     return obj
 
 
+_BOX: Any = None   # the worker's sandbox.Sandbox, installed by main()
+
+
+def _sibling(name: str) -> Any:
+    if __package__:    # imported as kernlint.calibrate.worker (tests, the client side)
+        import importlib
+        return importlib.import_module(f"{__package__}.{name}")
+    sandbox = sys.modules.get("_kernlint_sandbox")
+    if sandbox is None:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("_kernlint_sandbox", Path(__file__).resolve().parent / "sandbox.py")
+        assert spec is not None and spec.loader is not None
+        sandbox = importlib.util.module_from_spec(spec)
+        sys.modules["_kernlint_sandbox"] = sandbox
+        spec.loader.exec_module(sandbox)
+    return sandbox if name == "sandbox" else sandbox.load_sibling(name, __file__)
+
+
 def _handle(req: dict[str, Any]) -> dict[str, Any]:
-    from kernlint.calibrate import triton_compile as tc
+    tc = _sibling("triton_compile")
     if req.get("op") == "env":
         try:
             return {"env": tc.environment()}
         except ImportError as exc:
             return {"error": f"triton-missing: {exc}"}
+    if _BOX is not None:
+        _BOX.take()
     try:
         fn = tc.unwrap(_load_kernel(req["module"], req["kernel"]))
     except BaseException as exc:  # a broken scratch module is reported per config, like a compile error
@@ -59,15 +81,36 @@ def _handle(req: dict[str, Any]) -> dict[str, Any]:
             raise
         out = dict.fromkeys(tc.RESULT_FIELDS)
         out["error"] = tc.error_line(exc)
-        return out
-    return tc.compile_jit(fn, req["args"], req["constexprs"], req["config"], int(req["cap"]),
-                          int(req.get("timeout") or 0))
+    else:
+        out = tc.compile_jit(fn, req["args"], req["constexprs"], req["config"], int(req["cap"]),
+                             int(req.get("timeout") or 0))
+    refused = _BOX.take() if _BOX is not None else None
+    if refused:   # even when Triton caught the refusal and raised something else
+        out.update(dict.fromkeys(("regs", "spill_store", "spill_load", "stack", "shared", "tmem")), error=refused)
+    return out
+
+
+def _start_sandbox() -> None:
+    """Import Triton's compiler, then install the audit hook: before any scratch module is loaded."""
+    global _BOX
+    sandbox = _sibling("sandbox")
+    sys.dont_write_bytecode = True   # the scratch module's directory is not writable under the hook
+    try:
+        import triton.backends.nvidia.compiler  # noqa: F401
+        import triton.compiler  # noqa: F401
+        tools = sandbox.ptxas_tools()
+    except ImportError:
+        return    # no Triton: every request answers "triton-missing"
+    # the client sets HOME (which holds TMPDIR) to the worker's own directory
+    writable = [os.environ.get("TRITON_CACHE_DIR", ""), os.environ.get("HOME", "")]
+    _BOX = sandbox.install([w for w in writable if w and w != os.sep], tools)
 
 
 def main() -> None:
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # native prints (LLVM, ptxas) must not corrupt the protocol: fd 1 now goes to stderr
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # 3.9's current default; silences its warning
+    _start_sandbox()
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -87,12 +130,15 @@ class TritonMissing(RuntimeError):
 
 
 class _Worker:
-    def __init__(self, python: str, env: dict[str, str]) -> None:
+    def __init__(self, python: str, extra_env: dict[str, str], parent: str) -> None:
+        from kernlint.calibrate import sandbox
         self._err = tempfile.TemporaryFile(mode="w+")
+        self.home = tempfile.mkdtemp(prefix="worker_", dir=parent)   # cwd, HOME and TMPDIR of this worker
         # own session: a terminal's Ctrl-C reaches only kernlint, which stops the workers itself (sharing the
         # process group, each worker died of the SIGINT, was taken for a crash and replaced, and the sweep went on)
-        self.proc = subprocess.Popen([python, "-m", "kernlint.calibrate.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._err, text=True, env=env, bufsize=1,
+        self.proc = subprocess.Popen(sandbox.isolated_command(python, Path(__file__).resolve()), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._err, text=True, cwd=self.home,
+                                     env=sandbox.isolated_env(self.home, extra_env), bufsize=1,
                                      start_new_session=True)
 
     def request(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -129,11 +175,8 @@ class WorkerPool:
         self.python = python or sys.executable
         self.jobs = max(1, jobs)
         self._cache_tmp = None if triton_cache_dir else tempfile.TemporaryDirectory(prefix="kernlint_triton_")
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parent.parent.parent)  # the directory that holds `kernlint/`
-        env["PYTHONPATH"] = os.pathsep.join([root, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-        env["TRITON_CACHE_DIR"] = triton_cache_dir or self._cache_tmp.name  # type: ignore[union-attr]
-        self.env = env
+        self._homes = tempfile.TemporaryDirectory(prefix="kernlint_workers_")
+        self.env = {"TRITON_CACHE_DIR": triton_cache_dir or self._cache_tmp.name}  # type: ignore[union-attr]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._all: list[_Worker] = []
         self._lock = threading.Lock()
@@ -148,7 +191,7 @@ class WorkerPool:
             except queue.Empty:
                 with self._lock:
                     if len(self._all) < self.jobs:
-                        w = _Worker(self.python, self.env)
+                        w = _Worker(self.python, self.env, self._homes.name)
                         self._all.append(w)
                         return w
                 try:
@@ -204,6 +247,7 @@ class WorkerPool:
         self._all.clear()
         if self._cache_tmp is not None:
             self._cache_tmp.cleanup()
+        self._homes.cleanup()
 
     def __enter__(self) -> WorkerPool:
         return self

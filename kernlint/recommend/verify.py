@@ -117,6 +117,8 @@ def build_request(kernel: Any, bucket: dict[str, Any], configs: list[dict[str, A
         sig = derive_signature(fn, pointer_args(fn, pm, tree), arg_specs, unit_stride_args(fn, pm, tree))
     except (ScratchError, SpecError, OSError) as exc:
         raise NotVerifiable(str(exc)) from None
+    if scratch.refused:
+        raise NotVerifiable(f"not run: {scratch.refused[0]}")
     env = bucket_env(kernel, src, bucket)
     author = _author_constexprs(kernel, src, bucket, configs)
     tiles = set(kernel.ir.constexprs)
