@@ -251,6 +251,12 @@ def lint_sources(sources: list[tuple[str, bytes | OSError]], settings: Settings 
 
 def parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
     """Parse every file; a crash is recorded on the file (`crash`) so the other files still get linted."""
+    from kernlint.deep_stack import run_deep
+
+    return run_deep(_parse_sources, sources)
+
+
+def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
     from kernlint.frontend.parse import ParseFailure
     from kernlint.imports import Reexports
 
@@ -270,6 +276,12 @@ def parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
 def lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None = None) -> list[FileResult]:
     """Lint the parsed files (all, or the paths in `only`); every file in `parsed` is cross-file context:
     its jit helpers, launch sites and calls. `runner` passes each file's dependencies as context."""
+    from kernlint.deep_stack import run_deep
+
+    return run_deep(_lint_parsed, parsed, settings, only)
+
+
+def _lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None) -> list[FileResult]:
     from kernlint.hardware.specs import resolve_targets
 
     targets = resolve_targets(settings.targets)

@@ -32,6 +32,11 @@ def cancellable(event: threading.Event) -> Iterator[None]:
         _current.event = previous
 
 
+def current_event() -> threading.Event | None:
+    """This thread's cancellation event, to hand to a thread that lints on its behalf (deep_stack)."""
+    return getattr(_current, "event", None)
+
+
 def check() -> None:
     """Raise LintCancelled if this thread's lint was cancelled; free otherwise (one attribute read)."""
     event = getattr(_current, "event", None)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from kernlint.deep_stack import run_deep
+
 # Files above this size are almost certainly generated or data; parsing them would stall a pre-commit run.
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -49,7 +51,9 @@ def decode_source(data: bytes) -> str | ParseFailure:
     return text
 
 
-MAX_NESTING = 150  # bracket depth; libcst's native parser and visitors recurse once per level
+# Bracket depth at which CPython's tokenizer stops ("too many nested parentheses", MAXLEVEL 200); only
+# checked for text CPython cannot parse, before libcst (whose native parser recursed per level) gets it.
+MAX_NESTING = 200
 
 
 # Only brackets and newlines change the count: looping over those alone (found by the regex engine)
@@ -73,11 +77,13 @@ def _bracket_depth(text: str) -> tuple[int, int]:
     return peak, peak_line
 
 
-# Syntax-tree depth (found by fuzzing): an operator chain `1 + 1 + ...` of a few thousand terms has no
-# brackets yet makes libcst's native parser segfault (8,000 terms), and a few hundred terms, or ~140
-# nested calls, exhaust the recursion limit in libcst's visitors. CPython's own parser measures the
-# depth safely first; 100 leaves room for the callers' frames (pytest, an LSP server).
-MAX_AST_DEPTH = 100
+# Syntax-tree depth CPython accepts: at its default recursion limit (1,000) CPython 3.11 parses a 2,986-term
+# sum or a 2,984-branch `elif` chain, both 2,989 deep as `_ast_peak` counts, and rejects one term more
+# ("maximum recursion depth exceeded during ast construction"). Files within it are linted on a deep-stack
+# thread (kernlint.deep_stack), whose raised recursion limit would let `ast.parse` accept deeper trees:
+# this constant keeps the rule "what CPython accepts" whatever the limit. libcst's native parser
+# segfaulted on an 8,000-term chain, far above it.
+MAX_AST_DEPTH = 2_989
 
 
 def _ast_depth(text: str) -> tuple[int, int] | None:
@@ -135,27 +141,29 @@ def _ast_peak(tree: ast.AST) -> int:
 def _ast_peak_and_line(tree: ast.AST) -> tuple[int, int]:
     """Deepest nesting and the line of the first node found at it (depth-first: the line reported)."""
     peak, peak_line = 0, 1
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 1)]
     while stack:  # iterative: the tree may be too deep for a recursive walk
-        node, depth = stack.pop()
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)   # `Load` contexts have none: their parent's line
         if depth > peak:
-            peak, peak_line = depth, getattr(node, "lineno", peak_line)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+            peak, peak_line = depth, line
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
     return peak, peak_line
 
 
 def check_syntax(text: str) -> ParseFailure | bool:
     """The checks `parse_text` makes before libcst parses: a failure for nesting too deep to parse
     safely, else whether CPython's own parser accepts the text."""
-    # Deeply nested expressions would overflow the C stack inside the parser: refuse them up front.
-    depth, line = _bracket_depth(text)
-    if depth > MAX_NESTING:
-        return ParseFailure(f"brackets nested {depth} deep (limit {MAX_NESTING}); not linted", line)
     measured = _ast_depth(text)
     if measured is not None and measured[0] > MAX_AST_DEPTH:
-        shown = "too" if measured[0] == sys.maxsize else f"{measured[0]}"
-        return ParseFailure(f"syntax tree nested {shown} deep (limit {MAX_AST_DEPTH}); not linted", measured[1])
+        shown = "too" if measured[0] == sys.maxsize else f"{measured[0]:,}"
+        return ParseFailure(f"syntax tree nested {shown} deep: CPython rejects it too (it accepts about "
+                            f"{MAX_AST_DEPTH:,}); not linted", measured[1])
     if measured is None:
+        # Deeply nested brackets would overflow the C stack inside libcst's parser: refuse them up front.
+        depth, line = _bracket_depth(text)
+        if depth > MAX_NESTING:
+            return ParseFailure(f"brackets nested {depth} deep (limit {MAX_NESTING}); not linted", line)
         # CPython rejected the text, so its depth is unknown and libcst gets it (newer syntax may be fine
         # there). An operator chain of 50,000 terms with a syntax error after it segfaulted libcst's native
         # parser before it reached the error (benchmarks/fuzz.py seed 23): such a file is refused here.
@@ -204,10 +212,8 @@ def parse_text(text: str) -> ParsedSource | ParseFailure:
     checked = check_syntax(text)
     if isinstance(checked, ParseFailure):
         return checked
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, 5_000))
     try:
-        module = cst.parse_module(text)
+        module = run_deep(cst.parse_module, text)   # a no-op hop when already on the deep-stack thread
     except cst.ParserSyntaxError as exc:
         cpython = _cpython_syntax_error(text)
         if cpython is not None:
@@ -220,8 +226,6 @@ def parse_text(text: str) -> ParsedSource | ParseFailure:
         return ParseFailure("expression nesting too deep to parse; not linted")
     except Exception as exc:  # libcst raises a few other types on exotic input; never crash the run
         return ParseFailure(f"cannot parse: {type(exc).__name__}: {exc}")
-    finally:
-        sys.setrecursionlimit(old_limit)
     return ParsedSource(text, module)
 
 

@@ -34,6 +34,7 @@ _PAIRS: tuple[tuple[type[cst.CSTNode], tuple[type[ast.AST], ...]], ...] = (
     (cst.For, (ast.For, ast.AsyncFor)),
     (cst.While, (ast.While,)),
     (cst.With, (ast.With, ast.AsyncWith)),
+    (cst.Match, (ast.Match,)),   # reported as an unmodelled statement inside a kernel (KL002)
 )
 _WANTED = tuple(t for t, _ in _PAIRS)
 

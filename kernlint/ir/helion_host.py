@@ -51,7 +51,7 @@ class HelionHostCode(_Base):
                         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                         for target in targets:
                             self.host_assign(target, small.value, env)
-            elif isinstance(stmt, (cst.If, cst.With, cst.For, cst.While, cst.Try)):
+            elif isinstance(stmt, (cst.If, cst.With, cst.For, cst.While, cst.Try, cst.Match)):
                 # Host control flow: device loops inside it still become kernels (both branches analysed).
                 for sub in _suites(stmt):
                     self.run_host(sub, env)
@@ -166,14 +166,19 @@ class HelionHostCode(_Base):
 
 def _suites(stmt: cst.CSTNode) -> list[cst.BaseSuite]:
     out: list[cst.BaseSuite] = []
-    for attr in ("body", "orelse", "finalbody"):
-        sub = getattr(stmt, attr, None)
-        if isinstance(sub, cst.BaseSuite):
-            out.append(sub)
-        elif isinstance(sub, (cst.Else, cst.Finally)):
-            out.append(sub.body)
-        elif isinstance(sub, cst.If):
-            out.extend(_suites(sub))
+    todo = [stmt]
+    while todo:   # iterative: an elif chain nests one `If` per branch
+        node = todo.pop(0)
+        if isinstance(node, cst.Match):
+            out.extend(case.body for case in node.cases)
+        for attr in ("body", "orelse", "finalbody"):
+            sub = getattr(node, attr, None)
+            if isinstance(sub, cst.BaseSuite):
+                out.append(sub)
+            elif isinstance(sub, (cst.Else, cst.Finally)):
+                out.append(sub.body)
+            elif isinstance(sub, cst.If):
+                todo.append(sub)
     return out
 
 

@@ -160,6 +160,10 @@ class Lowerer(ControlFlowLowering):
         if isinstance(stmt, cst.While):
             self.loop(stmt, env, None, stmt.body, kind="while", num_stages=None)
             return None
+        if isinstance(stmt, cst.Match):   # Triton 3.9's code generator has no visit_Match
+            self.note(self.line(stmt), "`match` statement inside a kernel (Triton's compiler rejects it: "
+                                       "unsupported AST node type)")
+            return None
         self.note(self.line(stmt), f"`{type(stmt).__name__}` statement inside a kernel")
         return None
 
