@@ -284,14 +284,17 @@ def _author_ok(resp: dict[str, Any]) -> list[str | None]:
 
 
 def _child(python: str, request: dict[str, Any]) -> dict[str, Any]:
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    root = str(Path(__file__).resolve().parents[2])        # the directory that holds `kernlint/`
-    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
-    try:
-        proc = subprocess.run([python, "-m", "kernlint.recommend.verify"], input=json.dumps(request), text=True,
-                              capture_output=True, env=env, timeout=TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"error": str(exc).splitlines()[0][:300]}
+    """Run the child isolated, like calibrate's compile workers (kernlint/calibrate/sandbox.py): ``python -I``
+    on this file by path, in its own temporary directory, with a minimal environment."""
+    from kernlint.calibrate import sandbox
+    with tempfile.TemporaryDirectory(prefix="kernlint_verify_child_") as home:
+        env = sandbox.isolated_env(home, {"TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": str(Path(home, "cache"))})
+        try:
+            proc = subprocess.run(sandbox.isolated_command(python, Path(__file__).resolve()),
+                                  input=json.dumps(request), text=True, capture_output=True, env=env, cwd=home,
+                                  timeout=TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return {"error": str(exc).splitlines()[0][:300]}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode == 0 and lines:
         return json.loads(lines[-1])
@@ -381,17 +384,38 @@ def _verify_runs(torch: Any, fn: Any, req: dict[str, Any]) -> dict[str, Any]:
     return {"results": results}
 
 
+def _sandbox() -> Any:
+    """The audit hook of calibrate's workers, installed once torch and Triton are imported and before the
+    scratch module is loaded; None when this module was imported (tests) rather than run as the child."""
+    if __name__ != "__main__":
+        return None
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "_kernlint_sandbox", Path(__file__).resolve().parents[1] / "calibrate" / "sandbox.py")
+    assert spec is not None and spec.loader is not None
+    sandbox = importlib.util.module_from_spec(spec)
+    sys.modules["_kernlint_sandbox"] = sandbox
+    spec.loader.exec_module(sandbox)
+    sys.dont_write_bytecode = True
+    return sandbox.install([os.environ.get("HOME", "")], [])
+
+
 def main() -> None:
     req = json.loads(sys.stdin.read())
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)    # prints from the kernel or Triton must not corrupt the one-line answer
     try:
+        import torch  # noqa: F401
+        import triton  # noqa: F401
+        import triton.runtime.interpreter  # noqa: F401
         if req.get("op") == "probe":
-            import torch  # noqa: F401
-            import triton  # noqa: F401
             answer: dict[str, Any] = {"ok": True}
         else:
+            box = _sandbox()
             answer = _verify(req)
+            refused = box.take() if box is not None else None
+            if refused:
+                answer = {"author_error": refused}
     except ImportError as exc:
         answer = {"error": str(exc)}
     proto.write(json.dumps(answer) + "\n")

@@ -191,3 +191,37 @@ def test_body_allow_list(body: str, refused: bool, tmp_path: Path, monkeypatch: 
     tree, pm = source_tree_for("k.py")
     scratch = build_scratch(tree, pm, find_kernel(pm, "k"))
     assert bool(scratch.refused) is refused, scratch.refused
+
+
+HAS_TORCH = HAS_TRITON and __import__("importlib").util.find_spec("torch") is not None
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="--verify needs triton and torch")
+@pytest.mark.parametrize("payload_src", [
+    "import os\nos.system('touch SENT')\n",
+    "open('SENT', 'w').write('x')\n",
+])
+def test_the_verify_child_refuses_what_gets_past_the_scratch_checks(payload_src: str, tmp_path: Path) -> None:
+    """`recommend --verify` runs the kernel under the interpreter: its child is isolated and hooked like
+    calibrate's workers (a hand-written scratch source stands for a body that got past body_refusal)."""
+    from kernlint.recommend.verify import _child
+    sentinel = tmp_path / "SENTINEL"
+    source = payload_src.replace("SENT", str(sentinel)) + HEAD + kernel()
+    resp = _child(sys.executable, {"op": "verify", "source": source, "kernel": "k", "seed": 0, "tolerance": {},
+                                   "args": [{"name": "x_ptr", "kind": "pointer", "dtype": "fp32", "numel": 256},
+                                            {"name": "n", "kind": "scalar", "value": 100}],
+                                   "runs": [{"label": "B=128", "constexprs": {"B": 128}, "grid": [1]}]})
+    assert not sentinel.exists()
+    assert "refused by calibrate's sandbox" in str(resp.get("author_error")), resp
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="--verify needs triton and torch")
+def test_the_verify_child_still_runs_a_benign_kernel(tmp_path: Path) -> None:
+    from kernlint.recommend.verify import _child
+    resp = _child(sys.executable, {"op": "verify", "source": HEAD + kernel(), "kernel": "k", "seed": 0,
+                                   "tolerance": {"fp32": [1e-4, 1e-4]},
+                                   "args": [{"name": "x_ptr", "kind": "pointer", "dtype": "fp32", "numel": 256},
+                                            {"name": "n", "kind": "scalar", "value": 100}],
+                                   "runs": [{"label": "B=128", "constexprs": {"B": 128}, "grid": [1]},
+                                            {"label": "B=256", "constexprs": {"B": 256}, "grid": [1]}]})
+    assert resp == {"results": [None]}, resp
