@@ -48,10 +48,11 @@ def information_uri() -> str | None:
     except metadata.PackageNotFoundError:
         return None
     for entry in meta.get_all("Project-URL") or []:
-        label, _, url = entry.partition(",")
+        label, _, url = str(entry).partition(",")
         if label.strip().lower() in ("homepage", "home", "documentation", "repository", "source"):
             return url.strip()
-    return meta.get("Home-page") or None
+    home = meta["Home-page"]   # the Message API: None when the field is absent
+    return str(home) if home else None
 
 
 def descriptor(rule: type[Rule]) -> dict[str, Any]:

@@ -134,6 +134,7 @@ def render_explain(k: KernelAnalysis, path: str, console: Console) -> None:
             console.print(Text(f"[{i}] {key[0]} ({key[1]}; {conf})"), soft_wrap=False)
     table = Table(show_lines=False, header_style="bold", box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD,
                   pad_edge=not narrow, padding=(0, 1) if not narrow else (0, 0), show_edge=not narrow)
+    columns: tuple[str, ...]
     if narrow:
         columns = ("#", "target", "regs", "spill", "shared memory", "tmem", "CTAs/SM", "occ", "limiter")
     else:
