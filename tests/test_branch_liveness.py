@@ -68,8 +68,7 @@ def test_layernorm_bwd_dx_fused_16_warps_does_not_spill() -> None:
     """Development truth (suite-triton-3.9.json): BLOCK_SIZE_N 16384 · 16 warps (32 elements a thread, a
     128-register budget) compiles to 127 / 126 registers without spilling on sm_90 / sm_100; kernlint said
     135 / 137 (a false spill): the old partial_dw was held through the else branch next to partial_dw + DW."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
 
     records = [r for r in json.loads((ROOT / "benchmarks/truth/suite-triton-3.9.json").read_text())["records"]
                if r["kernel"] == "layernorm_bwd_dx_fused_kernel" and r["config"].get("BLOCK_SIZE_N") == 16384

@@ -52,8 +52,7 @@ def test_operands_loaded_in_the_else_branch_are_found() -> None:
 def _truth_pairs(kernel: str, file: str, target: str, configs: list[dict]) -> list:
     import json
     import sys
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
     records = json.loads((ROOT / "benchmarks/truth/triton-3.9.json").read_text())["records"]
     chosen = [r for r in records if r["kernel"] == kernel and r["file"] == file and r["config"] in configs]
     return [(r, e) for r, e in accuracy.estimate_records(chosen) if e.target.key == target]
@@ -109,8 +108,7 @@ def test_fp32_store_of_a_tmem_accumulator_holds_the_converted_copy_too() -> None
     56 / 224, plus addressing; the landed read alone (the model before) gave 40 / 136, −38 % / −42 %."""
     import json
     import sys
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
     records = json.loads((ROOT / "benchmarks/truth/suite-triton-3.9.json").read_text())["records"]
     chosen = [r for r in records if r["kernel"] == "splitk_matmul_kernel" and r["cap"] == 100
               and r["config"]["SPLIT_K"] == 1]

@@ -8,13 +8,11 @@ from pathlib import Path
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
 
-import fit_model  # noqa: E402
-import gpu_configs  # noqa: E402
-import gpu_report  # noqa: E402
-import replay  # noqa: E402
+from benchmarks.gpu import fit_model
+from benchmarks import gpu_configs
+from benchmarks import gpu_report
+from benchmarks.gpu import replay
 
 
 def _one_row(tmp_path: Path, kernel: str = "softmax") -> Path:
@@ -54,7 +52,7 @@ def test_report_keeps_the_notes(tmp_path: Path) -> None:
 
 
 def test_settle_times_identical_cubins_once_and_reports_fresh_medians() -> None:
-    import timing  # benchmarks/gpu/timing.py
+    from benchmarks.gpu import timing  # benchmarks/gpu/timing.py
 
     # the selection made "s3" the best on lucky samples; s1 (the recommendation) is the same program
     calls: list[str] = []
@@ -71,7 +69,7 @@ def test_settle_times_identical_cubins_once_and_reports_fresh_medians() -> None:
 
 
 def test_settle_keeps_a_faster_distinct_best_and_never_merges_unknown_cubins() -> None:
-    import timing
+    from benchmarks.gpu import timing
 
     times = {"rec": 11.0, "best": 10.0}
     out = timing.settle("rec", None, "best", {"rec": None, "best": None}, lambda k: times[k], rounds=2)
@@ -82,7 +80,7 @@ def test_settle_keeps_a_faster_distinct_best_and_never_merges_unknown_cubins() -
 def test_ncu_pairs_report_reads_the_saved_counters(capsys) -> None:  # type: ignore[no-untyped-def]
     # benchmarks/gpu/ncu_pairs.py: the saved Nsight Compute CSV of H200 run 1 maps back onto GROUPS in order,
     # and every profiled config is one that run 24 timed (so its counters can be read next to its time)
-    import ncu_pairs  # noqa: PLC0415
+    from benchmarks.gpu import ncu_pairs  # noqa: PLC0415
     ncu_pairs.report(str(ROOT / "benchmarks/gpu/ncu/h200_counters_run1.csv"))
     out = capsys.readouterr().out
     heads = [line[3:] for line in out.splitlines() if line.startswith("== ")]

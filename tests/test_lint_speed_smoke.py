@@ -10,9 +10,8 @@ from pathlib import Path
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import lint_speed  # noqa: E402
+from benchmarks import lint_speed
 
 
 def test_cli_reports_kernels_and_writes_the_dump(tmp_path: Path) -> None:

@@ -11,8 +11,7 @@ from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_elementwise import held_across_iterations
 from kernlint.api import Settings, lint_paths
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 NORM_BWD = ROOT / "tests/truth/suite_kernels/norm_backward.py"
 RMSNORM_BWD_ARGS = {

@@ -8,8 +8,7 @@ import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 
 def test_epilogue_conversion_reuses_the_dead_operands() -> None:

@@ -13,8 +13,7 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 from kernlint.calibrate.anchor import Measured, Static, fit, pick_anchor  # noqa: E402
 from kernlint.calibrate.versions import KNOWN, assumed, newest_known  # noqa: E402
