@@ -208,6 +208,7 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
     ctx = FileContext(p.path, lines, targets, parse_failure=p.failure, settings=settings)
     if p.facts is not None and p.module is not None:
         ctx.jit_functions, ctx.names = p.facts.jit_functions, p.module.names
+        ctx.unresolved = p.facts.unresolved
         for jit in p.facts.jit_functions:
             cancel.check()   # between kernels: the language server stops a lint of an outdated text here
             sites = _launches_for(jit, launches, module_launches)

@@ -15,7 +15,7 @@ from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 if TYPE_CHECKING:
     from kernlint.analysis.configs import ConfigPoint
     from kernlint.analysis.estimate import KernelEstimate
-    from kernlint.frontend.facts import JitFunction
+    from kernlint.frontend.facts import JitFunction, UnresolvedDecorator
     from kernlint.frontend.names import NameResolver
     from kernlint.frontend.parse import ParseFailure
     from kernlint.hardware.specs import GpuSpec
@@ -57,6 +57,8 @@ class FileContext:
     # (KL31x) judge helpers too, which `kernels` leaves out
     jit_functions: tuple["JitFunction", ...] = ()
     names: "NameResolver | None" = None
+    # functions decorated like kernels whose decorator does not resolve to triton (KL002 says so)
+    unresolved: tuple["UnresolvedDecorator", ...] = ()
 
 
 class Rule:

@@ -22,7 +22,9 @@ class UnmodelledConstruct(Rule):
 
     ## What it does
     Reports, once per kernel and line, statements and calls the dataflow graph could not represent
-    (e.g. `with` blocks, calls into unknown libraries, tile indexing by value).
+    (e.g. `with` blocks, calls into unknown libraries, tile indexing by value), and functions decorated
+    like Triton kernels (`@something.jit`, `@jit`, with `tl.` calls in the body) whose decorator could not
+    be resolved to triton (imported from a module kernlint could not find): those are not analysed.
 
     ## Why is this bad?
     It is not bad code: it means kernlint's register and shared-memory numbers for this kernel miss
@@ -46,6 +48,11 @@ class UnmodelledConstruct(Rule):
     INVALID = [Case(_KERNEL.format(extra="    with open('x') as f:  # expect: KL002\n        pass\n"))]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        # a kernel whose decorator kernlint could not resolve to triton (imported through a module it could
+        # not find) is not analysed at all: said, never silent
+        for u in ctx.unresolved:
+            yield self.diagnostic(ctx, u.line, f"decorator `{u.decorator}` of `{u.function}` could not be resolved "
+                                  "to triton; the kernel is not analysed", kernel=u.function)
         # one finding per line and construct: a construct in a @triton.jit helper is inlined into every kernel
         # that calls it, and was reported once per kernel (13 repeats in the public corpus); the kernels are named
         found: dict[tuple[int, str], tuple[list[str], str]] = {}

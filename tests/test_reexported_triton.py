@@ -159,3 +159,34 @@ def test_the_same_estimates_however_the_path_is_spelled(tmp_path: Path, monkeypa
     # the helper's dot is in the estimate: shared memory for its operands
     (f,) = lint_paths(["pkg/mod.py"], SETTINGS).files
     assert not f.kernels[0].ir.unmodelled
+
+
+UNRESOLVED = """
+from missing_project.triton_utils import triton, tl
+import numba
+
+
+@triton.jit
+def copy(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+
+@numba.jit
+def host_sum(xs):
+    return sum(xs)
+
+
+def run(x):
+    copy[(4,)](x, BLOCK=128)
+"""
+
+
+def test_an_unresolvable_jit_decorator_is_reported_not_silent(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(UNRESOLVED)
+    (f,) = lint_paths([str(path)], SETTINGS).files
+    assert f.kernels == []
+    found = [(d.code, d.span.start.line) for d in f.diagnostics if "could not be resolved" in d.message]
+    assert found == [("KL002", 7)]          # `copy`, not numba's `host_sum`
+    assert "`triton.jit`" in next(d.message for d in f.diagnostics if "could not be resolved" in d.message)

@@ -77,6 +77,15 @@ class JitFunction:
 
 
 @dataclass(frozen=True, slots=True)
+class UnresolvedDecorator:
+    """A function decorated like a Triton kernel (`@x.jit`, `@jit`) whose decorator kernlint could not resolve
+    to triton, with a body that reads like one (`tl.` calls, `program_id`): it is reported, not analysed."""
+    line: int                          # the function's `def` line
+    function: str                      # qualname in its module
+    decorator: str                     # the decorator as written
+
+
+@dataclass(frozen=True, slots=True)
 class ModuleFacts:
     path: str
     module_name: str
@@ -84,3 +93,4 @@ class ModuleFacts:
     launches: tuple[LaunchSite, ...]
     constants: dict[str, Any]          # module-level names with static values (constexpr globals too)
     called_jit_names: frozenset[str]   # qualified names called from inside jit functions (→ helpers)
+    unresolved: tuple[UnresolvedDecorator, ...] = ()

@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from kernlint.frontend.facts import (
-    NO_DEFAULT, AutotuneSpec, HeuristicValue, JitFunction, LaunchSite, ModuleFacts, Param,
+    NO_DEFAULT, AutotuneSpec, HeuristicValue, JitFunction, LaunchSite, ModuleFacts, Param, UnresolvedDecorator,
 )
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.static_eval import ConfigLiteral, StaticEvaluator
@@ -22,6 +22,13 @@ JIT_NAMES = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
 AUTOTUNE_NAMES = ("triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune")
 HEURISTICS_NAMES = ("triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics")
 CONSTEXPR_NAMES = ("triton.language.constexpr", "triton.language.core.constexpr")
+# A decorator's last name that marks a kernel in Triton code (`@triton.jit`, `@jit`, `@triton.autotune(...)`)
+_JIT_LIKE = frozenset(("jit", "autotune", "heuristics"))
+# Libraries with a `jit` of their own (numba.jit, jax.jit, torch.jit.script, ...): never a Triton kernel
+_OTHER_JITS = frozenset(("numba", "jax", "torch", "cupy", "taichi", "warp", "mlx", "cutlass", "tilelang", "helion",
+                         "triton", "builtins"))
+# What a Triton kernel's body says: `tl.`-style calls of the language module, or a program id
+_TRITON_BODY = re.compile(r"\btl\.\w|\bprogram_id\s*\(|\btriton\.language\.")
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -94,6 +101,7 @@ class _Collector:
         self.launches: list[LaunchSite] = []
         self.called: set[str] = set()
         self.local_jit_names: set[str] = set()
+        self.unresolved: list[UnresolvedDecorator] = []
 
     def run(self, module: cst.Module) -> None:
         for node, entering in iter_visit(module, _SCOPES):
@@ -195,12 +203,30 @@ class _Collector:
             elif self.names.refers_to(func, *HEURISTICS_NAMES) and isinstance(expr, cst.Call):
                 heuristics.extend(self._heuristics(expr))
         if not is_jit:
+            self._unresolved_jit(node, qualname)
             return None
         first_line = self.names.line(node.decorators[0]) if node.decorators else self.names.line(node)
         return JitFunction(
             name=node.name.value, qualname=qualname, module=self.module_name, path=self.path, node=node,
             line=self.names.line(node.name), decorator_line=first_line, params=self._params(node),
             autotune=autotune, heuristics=tuple(heuristics), jit_kwargs=jit_kwargs)
+
+    def _unresolved_jit(self, node: cst.FunctionDef, qualname: str) -> None:
+        """Record a function decorated like a kernel (`@something.jit`, `@jit`) when the decorator does not
+        resolve to triton (imported from a module kernlint could not find) and the body reads like a Triton
+        kernel: such a kernel is reported, never silently dropped."""
+        for dec in node.decorators:
+            expr = dec.decorator
+            func = expr.func if isinstance(expr, cst.Call) else expr
+            written = _code(func)
+            if written.rpartition(".")[2] not in _JIT_LIKE:
+                continue
+            resolved = next(iter(self.names.qualnames(func)), "")
+            if resolved.split(".")[0] in _OTHER_JITS:
+                continue
+            if _TRITON_BODY.search(_code(node.body)):
+                self.unresolved.append(UnresolvedDecorator(self.names.line(node.name), qualname, written))
+            return
 
     def _params(self, node: cst.FunctionDef) -> tuple[Param, ...]:
         out: list[Param] = []
@@ -313,5 +339,5 @@ def collect_module_facts(path: str, module: cst.Module, package: str | None = No
         collector.run(module)
     facts = ModuleFacts(path=path, module_name=module_name, jit_functions=tuple(collector.jit),
                         launches=tuple(collector.launches), constants=constants,
-                        called_jit_names=frozenset(collector.called))
+                        called_jit_names=frozenset(collector.called), unresolved=tuple(collector.unresolved))
     return facts, names
