@@ -6,7 +6,6 @@ live when Triton is installed."""
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import pytest

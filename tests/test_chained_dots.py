@@ -8,14 +8,12 @@ along M for q @ k; one MMA row block is 16 rows per warp, so BLOCK_M = 64 keeps 
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 TRUTH = ROOT / "benchmarks/truth/neighbours-triton-3.9.json"
 

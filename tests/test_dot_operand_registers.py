@@ -51,7 +51,6 @@ def test_operands_loaded_in_the_else_branch_are_found() -> None:
 
 def _truth_pairs(kernel: str, file: str, target: str, configs: list[dict]) -> list:
     import json
-    import sys
     from benchmarks import accuracy
     records = json.loads((ROOT / "benchmarks/truth/triton-3.9.json").read_text())["records"]
     chosen = [r for r in records if r["kernel"] == kernel and r["file"] == file and r["config"] in configs]
@@ -107,7 +106,6 @@ def test_fp32_store_of_a_tmem_accumulator_holds_the_converted_copy_too() -> None
     Hand arithmetic: 32 / 128 fp32 words per thread (64·64/128, 128·256/256) landed + ¾ of them converted =
     56 / 224, plus addressing; the landed read alone (the model before) gave 40 / 136, −38 % / −42 %."""
     import json
-    import sys
     from benchmarks import accuracy
     records = json.loads((ROOT / "benchmarks/truth/suite-triton-3.9.json").read_text())["records"]
     chosen = [r for r in records if r["kernel"] == "splitk_matmul_kernel" and r["cap"] == 100

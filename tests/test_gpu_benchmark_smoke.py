@@ -3,7 +3,6 @@ gpu/fit_model.py) on the CPU, at tiny size: one saved softmax row from run 8, no
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from conftest import ROOT

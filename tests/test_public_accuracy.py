@@ -6,7 +6,6 @@ compile part runs only where Triton is installed.
 from __future__ import annotations
 
 import importlib.util
-import sys
 import textwrap
 from pathlib import Path
 
@@ -14,10 +13,9 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import public_accuracy as pa  # noqa: E402
-import public_configs as pc  # noqa: E402
-import public_specs as ps  # noqa: E402
+from benchmarks import public_accuracy as pa
+from benchmarks import public_configs as pc
+from benchmarks import public_specs as ps
 
 from kernlint.analysis.estimate import shape_symbols  # noqa: E402
 from kernlint.api import Settings, lint_source  # noqa: E402

@@ -4,12 +4,10 @@ benchmarks/truth/suite-triton-3.9.json and triton-3.9.json (Triton 3.9)."""
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 # (kernel, target, config subset): each a construct the earlier model missed by 30-60 % (estimates 31, 55, 94).
 CASES = [

@@ -4,12 +4,10 @@ benchmarks/truth/suite-triton-3.9.json (tests/truth/suite_kernels/attention.py, 
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 
 def _records(cap: int) -> dict[tuple[int, int, int], tuple[dict, object]]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 
 from conftest import ROOT
 
@@ -21,8 +20,7 @@ from kernlint.analysis.registers import MODELS, ONE_WARP_TARGET
 
 
 def _one_warp_ratios() -> list[float]:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
 
     out = []
     for name in ("triton-3.9.json", "suite-triton-3.9.json"):

@@ -8,14 +8,12 @@ while a config over the budget even without those addresses still spills.
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 
 
 def _pairs(configs: list[tuple[int, int, int, int, int]]):  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
 
     records = [r for r in json.loads((ROOT / "benchmarks/truth/triton-3.9.json").read_text())["records"]
                if r["kernel"] == "persistent_matmul_kernel" and r["cap"] == 90

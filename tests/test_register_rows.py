@@ -3,7 +3,6 @@ benchmarks/truth/suite-triton-3.9.json and triton-3.9.json (Triton 3.9)."""
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 

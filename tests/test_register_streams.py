@@ -78,9 +78,7 @@ def test_reduction_tree_of_a_tile_read_again_softmax() -> None:
     H100): 64 and 128 elements per thread → 98 and 167 registers; without the tree term kernlint said 73
     and 134 (25 % and 20 % under)."""
     import json
-    import sys
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
 
     records = json.loads((ROOT / "benchmarks/truth/triton-3.9.json").read_text())["records"]
     chosen = [r for r in records if r["file"] == "examples/softmax.py" and r["cap"] == 90
@@ -111,9 +109,7 @@ def test_reduction_tree_counts_inside_loops_that_carry_nothing() -> None:
     H100): 32 and 64 elements per thread → 64 and 110 registers; without the term kernlint said 49 and 79
     (23 % and 28 % under)."""
     import json
-    import sys
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
 
     records = json.loads((ROOT / "benchmarks/truth/triton-3.9.json").read_text())["records"]
     chosen = [r for r in records if r["file"] == "tests/truth/reference_kernels.py" and r["cap"] == 90

@@ -97,10 +97,8 @@ def test_32_warp_row_norms_do_not_spill() -> None:
     50-64 registers without spilling on sm_80 / sm_90 / sm_100; kernlint said 65-76 (false spills on b200 and,
     for layernorm, h100). a100's layernorm is still 67 (mma_sync's data 1.1x), so sm_90 / sm_100 are checked."""
     import json
-    import sys
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    from benchmarks import accuracy
 
     records = [r for r in json.loads((ROOT / "benchmarks/truth/triton-3.9.json").read_text())["records"]
                if r["kernel"] in ("rmsnorm_fwd_kernel", "layernorm_fwd_kernel", "layernorm_kernel")

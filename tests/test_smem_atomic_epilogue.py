@@ -4,12 +4,10 @@ shared memory first. Truth: Triton 3.9 `metadata.shared`, benchmarks/truth/neigh
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 
 def test_split_k_atomic_epilogue_converts_the_accumulator() -> None:

@@ -4,7 +4,6 @@ the sm_100 completion barrier). Truth: Triton 3.9 `metadata.shared` of tests/tru
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 

@@ -6,12 +6,10 @@ triton-3.9.json (examples/attention_fwd.py, one loop)."""
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 
 def _b200(truth: str, kernel: str) -> list:

@@ -4,12 +4,10 @@ sm_90/100): far over its budget, a dot-free kernel is compiled with the register
 from __future__ import annotations
 
 import json
-import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 from kernlint.analysis.spill_collapse import full_occupancy_registers  # noqa: E402
 from kernlint.hardware.specs import SPECS  # noqa: E402

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 
 import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import accuracy  # noqa: E402
+from benchmarks import accuracy
 
 from kernlint.api import Settings, lint_paths  # noqa: E402
 

@@ -132,8 +132,14 @@ def load(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) ->
         if note not in lo.assumptions:
             lo.assumptions.append(note)
         ptr = Value(ptr.id, ptr.shape, f"ptr<{lo.default_pointee}>", ptr.name)
-    return tile(lo, "load", _values(ptr, mask, other), line, ptr.shape, pointee(ptr.dtype),
-                block_ptr=ptr.dtype.startswith(("blockptr<", "desc<")), masked=mask is not None)
+    block_ptr = ptr.dtype.startswith(("blockptr<", "desc<"))
+    shape = ptr.shape
+    if shape and not block_ptr:
+        # Triton broadcasts the pointer block with the mask and `other` (semantic.load): a `(1, R)` address
+        # block loaded under a `(BLOCK_M, 1)` mask is a (BLOCK_M, R) tile
+        shape = broadcast_shapes(shape, *(v.shape for v in _values(mask, other) if v.shape))
+    return tile(lo, "load", _values(ptr, mask, other), line, shape, pointee(ptr.dtype),
+                block_ptr=block_ptr, masked=mask is not None)
 
 
 def store(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 
 import pytest
 
