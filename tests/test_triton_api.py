@@ -192,3 +192,12 @@ def test_cli_triton_version(tmp_path, capsys) -> None:  # type: ignore[no-untype
     assert "unknown Triton release '4.1'" in capsys.readouterr().err
     (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\ntriton-version = "3.8"\n', encoding="utf-8")
     assert main(args) == 0
+
+
+def test_dtype_call_on_a_python_number_suggests_a_typed_scalar() -> None:
+    # liger-kernel 0.8.5 ops/softmax.py: `m = tl.float32(-float("inf"))`; Triton 3.9 says "'dtype' object is
+    # not callable" (compiled by hand), and a Python float has no `.to`
+    src = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(out_ptr):\n"
+           "    m = tl.float32(-float(\"inf\"))\n    tl.store(out_ptr, m)\n")
+    [d] = lint_source(src, "case.py", Settings(select=("KL312",))).diagnostics
+    assert "`tl.full((), -float(\"inf\"), tl.float32)`" in d.message

@@ -299,7 +299,10 @@ class _Checker(cst.CSTVisitor):
             if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
                 arg = node.args[0].value
                 text = self._text(arg)
-                fix = (f"{text if _is_simple(arg) else f'({text})'}.to({self._text(func)})",)
+                if _is_constant(arg):   # a Python number has no `.to`: build a typed scalar instead
+                    fix = (f"tl.full((), {text}, {self._text(func)})".replace("tl.", self._spell(func, PACKAGE) + ".", 1),)
+                else:
+                    fix = (f"{text if _is_simple(arg) else f'({text})'}.to({self._text(func)})",)
             self.found.append(ApiMisuse(ApiProblem.DTYPE_CALL, self.line, self._text(node), self.jit.qualname, q,
                                         judged, fix, guarded=guarded))
             return
@@ -318,6 +321,15 @@ class _Checker(cst.CSTVisitor):
                                                whitespace_after_arg=cst.SimpleWhitespace("")))
             self.found.append(ApiMisuse(ApiProblem.UNKNOWN_KEYWORD, self.line, code.strip(), self.jit.qualname, q,
                                         judged, close, keyword=kw, guarded=guarded))
+
+
+def _is_constant(node: cst.BaseExpression) -> bool:
+    """A number literal, a negated one, or `float("inf")`-style builtins call: Python values, not tensors."""
+    if isinstance(node, cst.UnaryOperation):
+        return _is_constant(node.expression)
+    if isinstance(node, cst.Call):
+        return isinstance(node.func, cst.Name) and node.func.value in ("float", "int")
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _is_simple(node: cst.BaseExpression) -> bool:
