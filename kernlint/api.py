@@ -172,7 +172,7 @@ def _is_kernel(jit: JitFunction, launched: bool, called: set[str]) -> bool:
 
 def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, launches: list[LaunchSite],
                    targets: tuple[GpuSpec, ...], settings: Settings) -> KernelAnalysis:
-    from kernlint.analysis.configs import config_points, given_arg_values
+    from kernlint.analysis.configs import config_points, given_arg_values, launch_pointees
     from kernlint.analysis.estimate import estimate
     from kernlint.frontend.static_eval import StaticEvaluator
     from kernlint.ir.lower import Lowerer
@@ -180,7 +180,8 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
 
     arg_types = {k: v for k, v in settings.arg_types.items() if k != "*"}
     pointee = settings.arg_types.get("*", settings.default_pointee).lstrip("*")
-    ir = Lowerer(jit, module, helpers, arg_types, pointee).lower()
+    # `--arg '*=*T'` states every pointer's type: it wins over what the source implies
+    ir = Lowerer(jit, module, helpers, settings.arg_types, pointee, inferred=launch_pointees(jit, launches)).lower()
     cli = [c for c in settings.cli_configs
            if any(k in jit.constexpr_names for k in c) or all(k in ("num_warps", "num_stages", "maxnreg") for k in c)]
     points = config_points(jit, launches, cli, StaticEvaluator(module.names, module.constants),

@@ -30,3 +30,16 @@ def unbound_note(constexpr_names: tuple[str, ...], e: KernelEstimate) -> str:
     if len(missing) == 1:
         return f"; {shown} has no value here, so the estimate treats it as a run-time value (set it with --config)"
     return f"; {shown} have no value here, so the estimate treats them as run-time values (set them with --config)"
+
+
+def assumed_types_note(ir: object) -> str:
+    """`; assumes A, B point to fp16 (the default: nothing in the source states their element type; --arg A=*i8
+    if not)` when the kernel's pointer element types were assumed rather than stated or inferred; empty
+    otherwise. A shared-memory finding scales with those types, so it is only as sure as the assumption."""
+    names = tuple(getattr(ir, "assumed_pointees", ()))
+    if not names:
+        return ""
+    pointee = getattr(ir, "pointer_params", {}).get(names[0], "fp16")
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"; assumes {shown} {'points' if len(names) == 1 else 'point'} to {pointee} (the default: nothing in the "
+            f"source states the element type; give it with --arg {names[0]}=*bf16, *i8, ...)")

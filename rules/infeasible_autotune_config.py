@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.rule import Case, FileContext, Rule
-from kernlint.rule_messages import config_text, smem_breakdown, where
+from kernlint.rule_messages import assumed_types_note, config_text, smem_breakdown, where
 from kernlint.rules._cases import autotuned_matmul
 
 _OK = "triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=4)"
@@ -55,5 +55,6 @@ class InfeasibleAutotuneConfig(Rule):
                     continue
                 yield self.diagnostic(
                     ctx, e.config.line,
-                    f"autotune config of `{k.jit.name}` cannot run {where(e)}: {reason}; ({config_text(e)})",
+                    f"autotune config of `{k.jit.name}` cannot run {where(e)}: {reason}; ({config_text(e)})"
+                    f"{assumed_types_note(k.ir) if e.smem_over else ''}",
                     col=e.config.col, kernel=k.jit.qualname, target=e.target.key, config=config_text(e))

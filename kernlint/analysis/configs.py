@@ -95,6 +95,19 @@ def given_arg_values(jit: JitFunction, arg_types: Mapping[str, str]) -> dict[str
     return out
 
 
+def launch_pointees(jit: JitFunction, launches: list[LaunchSite]) -> dict[str, tuple[str, str]]:
+    """Parameter → (element type, why) that every launch site agrees on (a launcher's dtype assert, the dtype
+    of a tensor it allocates and passes); a parameter the launches disagree on is left to other evidence."""
+    by_index = {p.index: p.name for p in jit.params}
+    seen: dict[str, set[tuple[str, str]]] = {}
+    for site in launches:
+        for slot, dtype, why in site.arg_dtypes:
+            name = by_index.get(slot) if isinstance(slot, int) else slot
+            if name is not None:
+                seen.setdefault(name, set()).add((dtype, why))
+    return {name: min(ev, key=lambda e: e[1]) for name, ev in seen.items() if len({d for d, _ in ev}) == 1}
+
+
 def _point(jit: JitFunction, values: Mapping[str, Any], options: Mapping[str, Any], origin: ConfigOrigin,
            line: int, col: int, evaluator: StaticEvaluator | None, pre_unknown: Mapping[str, str],
            given: Mapping[str, Any] | None = None) -> ConfigPoint:

@@ -49,6 +49,9 @@ class LaunchSite:
     positional: int                    # number of positional arguments
     grid_is_callable: bool
     host_function: str | None          # the host function containing the launch
+    # element types the host code states for the tensors it passes: (position or keyword, short dtype, why),
+    # from `assert a.dtype == torch.int8` or `out = torch.empty(..., dtype=torch.float32)` before the launch
+    arg_dtypes: tuple[tuple[int | str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,6 +96,7 @@ class _Collector:
         self.path, self.module_name, self.names, self.ev = path, module_name, names, evaluator
         self.scope: list[str] = []
         self.host_locals: list[_LazyLocals] = []
+        self.host_dtypes: list[_LazyDtypes] = []
         self.jit_depth = 0
         self.jit: list[JitFunction] = []
         self.launches: list[LaunchSite] = []
@@ -130,10 +131,12 @@ class _Collector:
         outer = self.host_locals[-1] if self.host_locals else None
         self.host_locals.append(_LazyLocals(dict) if jit is not None else
                                 _LazyLocals(lambda: self._static_locals(node, outer)))
+        self.host_dtypes.append(_LazyDtypes(lambda: {} if jit is not None else host_tensor_dtypes(node, self.names)))
 
     def leave_function(self, original_node: cst.FunctionDef) -> None:
         self.scope.pop()
         self.host_locals.pop()
+        self.host_dtypes.pop()
         if self.jit and self.jit[-1].node is original_node:
             self.jit_depth -= 1
 
@@ -164,7 +167,21 @@ class _Collector:
             callee=callee, line=rng.start.line if rng else 1, col=rng.start.column if rng else 0,
             end_line=rng.end.line if rng else 1, kwargs=kwargs,
             positional=sum(1 for a in call.args if a.keyword is None), grid_is_callable=callable_grid,
-            host_function=".".join(self.scope) or None))
+            host_function=".".join(self.scope) or None, arg_dtypes=self._arg_dtypes(call)))
+
+    def _arg_dtypes(self, call: cst.Call) -> tuple[tuple[int | str, str, str], ...]:
+        """What the host function says about the dtype of each tensor it passes (a Name argument)."""
+        if not self.host_dtypes:
+            return ()
+        known = self.host_dtypes[-1].get()
+        if not known:
+            return ()
+        out: list[tuple[int | str, str, str]] = []
+        for i, arg in enumerate(a for a in call.args if not a.star):
+            name = _passed_name(arg.value)
+            if name is not None and name in known:
+                out.append((arg.keyword.value if arg.keyword is not None else i, *known[name]))
+        return tuple(out)
 
     def _static_locals(self, fn: cst.FunctionDef, outer_locals: _LazyLocals | None) -> dict[str, Any]:
         """Single-assignment constants of a host function (`BLOCK = 1024` before a launch)."""
@@ -297,6 +314,102 @@ class _Collector:
                 arg_name = params[0].name.value if params else "args"
             out.append(HeuristicValue(name, _code(el.value), self.names.line(el.value), body, arg_name))
         return out
+
+
+class _LazyDtypes:
+    def __init__(self, compute: Callable[[], dict[str, tuple[str, str]]]) -> None:
+        self._compute: Callable[[], dict[str, tuple[str, str]]] | None = compute
+        self._value: dict[str, tuple[str, str]] = {}
+
+    def get(self) -> dict[str, tuple[str, str]]:
+        if self._compute is not None:
+            self._value, self._compute = self._compute(), None
+        return self._value
+
+
+# torch methods that return a tensor of the dtype of their receiver (a launch often passes `x.contiguous()`)
+_SAME_DTYPE_METHODS = frozenset(("contiguous", "reshape", "flatten", "t", "transpose", "permute", "squeeze",
+                                 "unsqueeze", "expand", "clone", "detach"))
+# torch factories whose `dtype=` is the dtype of the tensor they return
+_FACTORIES = frozenset(("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+                        "randn", "rand", "randint", "empty_strided", "arange", "tensor"))
+
+
+def _passed_name(node: cst.BaseExpression) -> str | None:
+    """`x` for a launch argument `x`, `x.contiguous()`, `x.view(-1)` (a shape view keeps the dtype)."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        if method not in _SAME_DTYPE_METHODS and not (method == "view" and not any(
+                isinstance(a.value, cst.Attribute) for a in node.args)):
+            return None
+        node = node.func.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _torch_dtype(node: cst.BaseExpression | None, names: NameResolver) -> str | None:
+    if node is None:
+        return None
+    for qn in names.qualnames(node):
+        if qn.startswith("torch."):
+            from kernlint.frontend.arg_values import DTYPE_ALIASES, SHORT_DTYPES
+            short = DTYPE_ALIASES.get(qn[6:], qn[6:])
+            if short in SHORT_DTYPES:
+                return short
+    return None
+
+
+def _dtype_asserts(test: cst.BaseExpression, names: NameResolver) -> list[tuple[str, str, str]]:
+    """(tensor name, dtype, source text) an `assert` states: `a.dtype == torch.int8`, `a.dtype is torch.int8`,
+    joined with `and`."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _dtype_asserts(test.left, names) + _dtype_asserts(test.right, names)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return []
+    comp = test.comparisons[0]
+    if not isinstance(comp.operator, (cst.Equal, cst.Is)):
+        return []
+    out: list[tuple[str, str, str]] = []
+    for side, other in ((test.left, comp.comparator), (comp.comparator, test.left)):
+        if isinstance(side, cst.Attribute) and side.attr.value == "dtype" and isinstance(side.value, cst.Name):
+            dtype = _torch_dtype(other, names)
+            if dtype is not None:
+                out.append((side.value.value, dtype, _code(test)))
+    return out
+
+
+def host_tensor_dtypes(fn: cst.FunctionDef, names: NameResolver) -> dict[str, tuple[str, str]]:
+    """Tensor name → (dtype, why) in a host function: a dtype assert, or a single assignment from a torch
+    factory with `dtype=` (`torch.empty(M, N, dtype=torch.float32)`) or `.to(torch.X)`. A name with two
+    different statements is left out."""
+    found: dict[str, set[tuple[str, str]]] = {}
+    assigned: dict[str, int] = {}
+    for node in iter_nodes(fn.body, skip=lambda n: isinstance(n, (cst.FunctionDef, cst.Lambda)) and n is not fn):
+        if isinstance(node, cst.Assert):
+            for name, dtype, text in _dtype_asserts(node.test, names):
+                found.setdefault(name, set()).add((dtype, f"`assert {text}` in {fn.name.value}"))
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            assigned[name] = assigned.get(name, 0) + 1
+            value = node.value
+            if not isinstance(value, cst.Call):
+                continue
+            dtype_node = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "dtype"),
+                              None)
+            func = value.func
+            method = func.attr.value if isinstance(func, cst.Attribute) else ""
+            if method == "to" and dtype_node is None and value.args:
+                dtype_node = value.args[0].value
+            elif not (method in _FACTORIES and any(q.startswith("torch.") for q in names.qualnames(func))):
+                continue
+            dtype = _torch_dtype(dtype_node, names)
+            if dtype is not None:
+                found.setdefault(name, set()).add((dtype, f"`{name}` is created with dtype={_code(dtype_node)} "
+                                                          f"in {fn.name.value} (line {names.line(node.value)})"))
+    out: dict[str, tuple[str, str]] = {}
+    for name, evidence in found.items():
+        if len({d for d, _ in evidence}) == 1 and assigned.get(name, 0) <= 1:
+            out[name] = min(evidence, key=lambda e: e[1])
+    return out
 
 
 def _single_argument(node: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -20,7 +20,7 @@ from kernlint.ir.control_flow import ControlFlowLowering
 from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
 from kernlint.ir.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
 from kernlint.ir.nodes import KernelIR, Op, Region, Unmodelled, Value
-from kernlint.ir.pointers import helper_lookup, pointer_params
+from kernlint.ir.pointers import helper_lookup, infer_pointees, pointer_params
 from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, select, unary
 
 MAX_INLINE_DEPTH = 8
@@ -36,8 +36,12 @@ _CMP = {cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqua
 class Lowerer(ControlFlowLowering):
     def __init__(self, jit: JitFunction, module: ModuleRef, helpers: HelperIndex,
                  arg_types: Mapping[str, str] | None = None, default_pointee: str = "fp16",
-                 bound: Mapping[str, Any] | None = None) -> None:
+                 bound: Mapping[str, Any] | None = None,
+                 inferred: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.jit = jit
+        # pointer → (element type, why) from the launch sites (a launcher's dtype assert, a tensor it allocates);
+        # the kernel body's own evidence (pointers.infer_pointees) is added in lower()
+        self.inferred: dict[str, tuple[str, str]] = dict(inferred or {})
         # constexpr values of one config (specialise): conditions on them are decided while lowering
         self.bound: dict[str, Any] = dict(bound or {})
         # the constexprs of the conditions left undecided (both branches lowered, merged per config)
@@ -83,7 +87,8 @@ class Lowerer(ControlFlowLowering):
     def specialise(self, bound: Mapping[str, Any]) -> KernelIR:
         """This kernel lowered again with the constexprs of one config bound: what Triton's code generator
         traces, where every constexpr `if` is decided before anything is built (see KernelIR.specialise)."""
-        return Lowerer(self.jit, self.home, self.helpers, self.arg_types, self.default_pointee, bound).lower()
+        return Lowerer(self.jit, self.home, self.helpers, self.arg_types, self.default_pointee, bound,
+                       self.inferred).lower()
 
     def note(self, line: int, construct: str) -> None:
         self.unmodelled.append(Unmodelled(self.call_site or line, construct))
@@ -97,6 +102,8 @@ class Lowerer(ControlFlowLowering):
         env: dict[str, Any] = {}
         ptrs = pointer_params(self.jit, helper_lookup(self.helpers, self.home, MAX_INLINE_DEPTH))
         pointer_types: dict[str, str] = {}
+        assumed: list[str] = []
+        inferred = {**infer_pointees(self.jit), **self.inferred} if "*" not in self.arg_types else {}
         for p in self.jit.params:
             given = _given(p.name, self.arg_types.get(p.name))
             if p.is_constexpr:
@@ -118,8 +125,13 @@ class Lowerer(ControlFlowLowering):
                 continue
             if spec is not None:
                 dtype = parse_arg_type(spec)
+            elif p.name in ptrs and p.name in inferred:
+                pointee_type, why = inferred[p.name]
+                dtype = f"ptr<{pointee_type}>"
+                self.assumptions.append(f"{p.name}: *{pointee_type} (inferred: {why})")
             elif p.name in ptrs:
                 dtype = f"ptr<{self.default_pointee}>"
+                assumed.append(p.name)
                 self.assumptions.append(f"{p.name}: *{self.default_pointee} (default pointer dtype)")
             else:
                 dtype = "i32"
@@ -132,7 +144,8 @@ class Lowerer(ControlFlowLowering):
         return KernelIR(self.jit.qualname, Region(tuple(self.blocks[0])), self.jit.constexpr_names,
                         pointer_types, tuple(self.assumptions), tuple(self.unmodelled), self.next_id,
                         dict(self.value_names), _values_in(returned),
-                        branch_symbols=frozenset(self.branch_symbols), specialise=specialise)
+                        branch_symbols=frozenset(self.branch_symbols), specialise=specialise,
+                        assumed_pointees=tuple(assumed))
 
     # -- statements -------------------------------------------------------------------------------
     def run_body(self, body: cst.BaseSuite, env: dict[str, Any]) -> Any:

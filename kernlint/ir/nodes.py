@@ -108,6 +108,9 @@ class KernelIR:
     branch_symbols: frozenset[str] = frozenset()
     specialise: Callable[[Mapping[str, Any]], "KernelIR"] | None = field(default=None, hash=False, compare=False,
                                                                          repr=False)
+    # pointer parameters whose element type nothing stated or implied: they took the default (fp16), so a
+    # finding that depends on it is only as sure as that assumption (KL101 is then a warning)
+    assumed_pointees: tuple[str, ...] = ()
     # analysis results that depend only on this IR and a constexpr binding (analysis/estimate.py)
     cache: dict[Any, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 

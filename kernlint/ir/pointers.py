@@ -115,3 +115,112 @@ def helper_lookup(helpers: HelperIndex, module: ModuleRef, max_depth: int, depth
         return None
     return lookup
 
+
+
+# -- element types the source implies --------------------------------------------------------------------------
+# What a pointer points to, when no `--arg` says: evidence in the kernel body, before the fp16 default.
+
+
+def _dtype_name(node: cst.BaseExpression | None) -> str | None:
+    """`tl.int32` / `triton.language.float8e4nv` / `int32` (imported) → the short name, else None."""
+    from kernlint.ir.dtypes import DTYPE_NAMES
+    if isinstance(node, cst.Attribute):
+        return DTYPE_NAMES.get(node.attr.value)
+    if isinstance(node, cst.Name):
+        return DTYPE_NAMES.get(node.value)
+    return None
+
+
+def _arg(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def infer_pointees(jit: JitFunction) -> dict[str, tuple[str, str]]:
+    """Pointer parameter → (element type, why) from the kernel body:
+    * an int32 accumulator fed by `tl.dot` of loaded tiles (`acc = tl.zeros(..., dtype=tl.int32)`,
+      `acc += tl.dot(a, b)`, or `out_dtype=tl.int32`): the operands are 8-bit integers (Triton's integer
+      dot takes int8 operands only, and accumulates them in int32);
+    * a value converted with `.to(tl.X)` and stored through a pointer (`tl.store(C + offs, c.to(tl.float8e4nv))`):
+      the pointer holds X."""
+    assigns: dict[str, list[cst.BaseExpression]] = {}
+    calls: list[cst.Call] = []
+    accumulated: list[tuple[str, cst.Call]] = []   # (accumulator name, the dot added into it)
+    for node in iter_nodes(jit.node.body):
+        kind = type(node)
+        if kind is cst.Call:
+            calls.append(node)  # type: ignore[arg-type]
+        elif kind is cst.Assign:
+            for t in node.targets:  # type: ignore[attr-defined]
+                if isinstance(t.target, cst.Name):
+                    assigns.setdefault(t.target.value, []).append(node.value)  # type: ignore[attr-defined]
+                    value = node.value  # type: ignore[attr-defined]
+                    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+                        for side in (value.left, value.right):
+                            if isinstance(side, cst.Call) and _callee(side) == "dot":
+                                accumulated.append((t.target.value, side))
+        elif kind is cst.AugAssign and isinstance(node.target, cst.Name):  # type: ignore[attr-defined]
+            assigns.setdefault(node.target.value, []).append(node.value)  # type: ignore[attr-defined]
+            if isinstance(node.value, cst.Call) and _callee(node.value) == "dot":  # type: ignore[attr-defined]
+                accumulated.append((node.target.value, node.value))  # type: ignore[attr-defined]
+
+    def int32_acc(name: str) -> bool:
+        return any(isinstance(v, cst.Call) and _callee(v) in ("zeros", "full")
+                   and _dtype_name(_arg(v, 1 if _callee(v) == "zeros" else 2, "dtype")) == "i32"
+                   for v in assigns.get(name, ()))
+
+    def roots(expr: cst.BaseExpression, depth: int = 0) -> set[str]:
+        """Parameters an address expression is a sum of, through local aliases."""
+        out: set[str] = set()
+        for name in additive_names(expr):
+            out.add(name)
+            if depth < 8:
+                for value in assigns.get(name, ()):
+                    out |= roots(value, depth + 1)
+        return out
+
+    def loaded_from(expr: cst.BaseExpression | None, depth: int = 0) -> set[str]:
+        """Pointers a tile was loaded through (`a = tl.load(a_ptrs, ...)`, `tl.dot(tl.load(p), ...)`)."""
+        if isinstance(expr, cst.Call) and _callee(expr) == "load":
+            target = _arg(expr, 0, "pointer")
+            return roots(target) if target is not None else set()
+        if isinstance(expr, cst.Name) and depth < 8:
+            return {r for v in assigns.get(expr.value, ()) for r in loaded_from(v, depth + 1)}
+        return set()
+
+    def converted_to(expr: cst.BaseExpression | None, depth: int = 0) -> str | None:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to":
+            return _dtype_name(_arg(expr, 0, "dtype"))
+        if isinstance(expr, cst.Name) and depth < 8:
+            found = {converted_to(v, depth + 1) for v in assigns.get(expr.value, ())}
+            return found.pop() if len(found) == 1 else None
+        return None
+
+    params = {p.name for p in jit.params if not p.is_constexpr}
+    out: dict[str, tuple[str, str]] = {}
+    for call in calls:
+        name = _callee(call)
+        if name == "dot":
+            acc = _arg(call, 2, "acc")
+            int_dot = _dtype_name(_arg(call, 4, "out_dtype")) == "i32" or (
+                isinstance(acc, cst.Name) and int32_acc(acc.value)) or any(
+                d is call and int32_acc(a) for a, d in accumulated)
+            if int_dot:
+                for operand in (_arg(call, 0, "input"), _arg(call, 1, "other")):
+                    for p in loaded_from(operand) & params:
+                        out.setdefault(p, ("i8", "an operand of tl.dot into an int32 accumulator"))
+        elif name == "store":
+            dtype = converted_to(_arg(call, 1, "value"))
+            target = _arg(call, 0, "pointer")
+            if dtype is not None and target is not None:
+                for p in roots(target) & params:
+                    out.setdefault(p, (dtype, f"stores a value converted with .to({dtype})"))
+    return out
