@@ -39,3 +39,33 @@ def launch(out, n):
     assert kernel.estimates and all(e.smem is not None for e in kernel.estimates)
     # the store kernlint cannot place is said, not silently dropped
     assert any("tl.store" in u.construct for u in kernel.ir.unmodelled)
+
+
+def test_interleave_of_two_scalars() -> None:
+    # an mxfp upcast interleaves the two nibbles of a scale it loaded as a scalar; the result is Triton's
+    # join of the two, a [2] tile (interleave of 0-d values was an IndexError in tl_calls.py)
+    src = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def upcast(x_ptr, s_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    packed = tl.load(x_ptr + offs)
+    s = tl.load(s_ptr)
+    pair = tl.interleave(s & 0x0F, s >> 4)
+    both = tl.interleave(packed & 0x0F, packed >> 4)
+    tl.store(out_ptr + tl.arange(0, 2 * BLOCK), both.to(tl.float32) * tl.sum(pair, 0).to(tl.float32))
+
+def run(x, s, o):
+    upcast[(1,)](x, s, o, BLOCK=64)
+"""
+    f = _lint(src)
+    (kernel,) = f.kernels
+    assert kernel.estimates
+    from kernlint.analysis.liveness import walk_ops
+
+    shapes = {op.line: op.result.shape for op in walk_ops(kernel.ir.body.ops)
+              if op.result is not None and op.kind == "join"}
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "pair =" in t)
+    assert [str(d) for d in shapes[line]] == ["2"]

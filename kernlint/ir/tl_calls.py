@@ -257,6 +257,8 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
         return tile(lo, "join", _values(x, y), line, (*x.shape, Const(2)), x.dtype)
     if kind == "interleave":  # join + reshape of the last dim: [..., N] × 2 → [..., 2N]
         joined = tile(lo, "join", _values(x, _arg(args, kw, 1, "b")), line, (*x.shape, Const(2)), x.dtype)
+        if not x.shape:   # two scalars: Triton's interleave returns their join, a [2] tile, as it is
+            return joined
         return tile(lo, "reshape", (joined,), line, (*x.shape[:-1], binary("*", x.shape[-1], Const(2))), x.dtype)
     if kind == "split":
         from kernlint.ir.lower import Tup as _Tup
