@@ -1,6 +1,7 @@
 """lint_paths / lint_source: the one entry point used by the CLI (and later the LSP and pre-commit)."""
 from __future__ import annotations
 
+import errno
 import os
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from kernlint import cancel
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.settings import Settings
+from kernlint.source_files import is_lintable_path
 from kernlint.suppression import NOQA
 from kernlint.text_lines import source_lines
 
@@ -121,7 +123,7 @@ def discover(paths: Iterable[str]) -> list[str]:
     found: list[str] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_file():
+        if is_lintable_path(raw):   # special files too: reading them gives a KL001 naming their type
             found.append(str(p))
         elif p.is_dir():
             for root, dirs, files in os.walk(p):
@@ -138,7 +140,7 @@ def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parse
     from kernlint.frontend.parse import ParseFailure, check_syntax, decode_source, parse_text
     from kernlint.ir.lower import ModuleRef
 
-    text = decode_source(data)
+    text = decode_source(data, limit=None)   # the size limit was applied when the file was read
     if isinstance(text, ParseFailure):
         return _Parsed(path, data, None, text, None, None)
     if not may_define_or_launch(text) and not mentions_helion(text):
@@ -266,7 +268,10 @@ def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
     reexports = Reexports()   # one per run: each re-exporting module is read once
     for path, data in sources:
         if isinstance(data, OSError):
-            parsed.append(_Parsed(path, b"", None, ParseFailure(f"cannot read file: {data.strerror}"), None, None))
+            from kernlint.source_files import SourceRefused
+
+            why = data.strerror if isinstance(data, SourceRefused) else f"cannot read file: {data.strerror}"
+            parsed.append(_Parsed(path, b"", None, ParseFailure(why), None, None))
             continue
         try:
             parsed.append(_parse(path, data, reexports))
@@ -316,7 +321,9 @@ def _lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | Non
 def lint_paths(paths: Iterable[str] | str | os.PathLike[str], settings: Settings | None = None) -> LintResult:
     if isinstance(paths, (str, os.PathLike)):   # one path: iterating a str would lint its characters
         paths = [os.fspath(paths)]
-    return _lint_with_imports(parse_sources([(f, _read(f)) for f in discover(paths)]), settings, _read)
+    limit = (settings or Settings()).max_file_size
+    return _lint_with_imports(parse_sources([(f, _read(f, limit)) for f in discover(paths)]), settings,
+                              lambda f: _read(f, limit))
 
 
 def lint_source(text: str, path: str = "<string>", settings: Settings | None = None,
@@ -325,10 +332,17 @@ def lint_source(text: str, path: str = "<string>", settings: Settings | None = N
     files on disk are followed as `lint_paths` does (kernlint/imports.py); the editor passes its project root."""
     # A lone surrogate (possible in LSP/JSON text) must become a KL001 for the file, not an exception:
     # "surrogatepass" keeps it as bytes that the UTF-8 decoder then rejects with a position.
-    sources: list[tuple[str, bytes | OSError]] = [(path, text.encode("utf-8", errors="surrogatepass"))]
+    data = text.encode("utf-8", errors="surrogatepass")
+    limit = (settings or Settings()).max_file_size
+    if len(data) > limit:   # an editor's buffer or stdin: the same limit as a file on disk
+        from kernlint.source_files import SourceRefused, too_large
+
+        sources: list[tuple[str, bytes | OSError]] = [(path, SourceRefused(errno.EFBIG, too_large(len(data), limit), path))]
+    else:
+        sources = [(path, data)]
     if base is None:
         return lint_sources(sources, settings)
-    return _lint_with_imports(parse_sources(sources), settings, lambda f: _read(os.path.join(base, f)), base)
+    return _lint_with_imports(parse_sources(sources), settings, lambda f: _read(os.path.join(base, f), limit), base)
 
 
 def _lint_with_imports(parsed: list[_Parsed], settings: Settings | None, read: Callable[[str], bytes | OSError],
@@ -342,11 +356,11 @@ def _lint_with_imports(parsed: list[_Parsed], settings: Settings | None, read: C
                                   {p.path for p in parsed} if context else None))
 
 
-def _read(path: str) -> bytes | OSError:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:  # unreadable file: a KL001 for it, the others still linted
-        return exc
+def _read(path: str, limit: int | None = None) -> bytes | OSError:
+    """Unreadable, special or too large: the OSError becomes a KL001 for it, the others still linted."""
+    from kernlint.source_files import DEFAULT_MAX_FILE_BYTES, read_source
+
+    return read_source(path, DEFAULT_MAX_FILE_BYTES if limit is None else limit)
 
 
 def _crash(exc: BaseException) -> str:

@@ -3,6 +3,7 @@ stdin, `--show-settings`, `--add-noqa`, `--watch`. Imported on the cold path: no
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import time
@@ -93,7 +94,7 @@ def overrides(args: argparse.Namespace) -> Overrides:
         targets=targets or None, cli_configs=configs, arg_types=arg_types,
         exclude=_codes_raw(getattr(args, "exclude", None)), extend_exclude=_codes_raw(getattr(args, "extend_exclude", None)) or (),
         output_format=getattr(args, "output_format", None), cache_dir=getattr(args, "cache_dir", None),
-        triton_version=getattr(args, "triton_version", None))
+        triton_version=getattr(args, "triton_version", None), max_file_size=getattr(args, "max_file_size", None))
 
 
 def _codes_raw(text: str | None) -> tuple[str, ...] | None:
@@ -143,13 +144,20 @@ def lint(args: argparse.Namespace, err: TextIO | None = None,
     res = resolver(args)
     # `--stdin-filename` alone reads stdin, as ruff does (it used to lint the current directory instead)
     paths = list(args.paths) or (["-"] if args.stdin_filename else ["."])
-    stdin: tuple[str, bytes] | None = None
+    stdin: tuple[str, bytes | OSError] | None = None
     lines: dict[str, list[str]] = {}
     if "-" in paths:
         name = args.stdin_filename or "<stdin>"
-        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        limit = res.for_path(name).max_file_size
+        # at most one byte over the limit is read: an endless stream is refused, not buffered
+        data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read(limit + 1).encode()
         if args.force_exclude and args.stdin_filename and res.for_path(name).is_excluded(name):
             data = None   # pre-commit/editor integrations: an excluded name is skipped from stdin too
+        elif len(data) > limit:
+            from kernlint.source_files import SourceRefused, too_large
+
+            stdin = (name, SourceRefused(errno.EFBIG, too_large(len(data), limit).replace(
+                f"{len(data):,} bytes", f"more than {limit:,} bytes"), name))
         else:
             stdin = (name, data)
             lines[name] = source_lines(data.decode("utf-8", errors="replace"))

@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", metavar="PATH", help="the name (and settings) for source read from `-`")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: cores)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write .kernlint_cache")
+    check.add_argument("--max-file-size", type=_file_size, default=None, metavar="BYTES",
+                       help="files larger than this get KL001 and are not linted (default 2MB; e.g. 4MB, 512KB)")
     check.add_argument("--cache-dir", default=None, metavar="DIR", help="cache directory (default .kernlint_cache)")
     check.add_argument("--watch", action="store_true", help="re-lint whenever a file changes")
     check.add_argument("--add-noqa", action="store_true", help="suppress every current finding with a noqa comment")
@@ -140,6 +142,15 @@ def _kernels_named(result: Any, path: str, name: str | None) -> list[tuple[str, 
 def _split_kernel(spec: str) -> tuple[str, str | None]:
     path, _, name = spec.partition("::")
     return path, name or None
+
+
+def _file_size(text: str) -> int:
+    from kernlint.settings import SettingsError, file_size_arg
+
+    try:
+        return file_size_arg(text)
+    except SettingsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _formats() -> tuple[str, ...]:
@@ -258,10 +269,10 @@ def _codes(text: str) -> tuple[str, ...]:
 
 
 def _read_lines(path: str) -> list[str]:
-    try:
-        return source_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return []
+    from kernlint.source_files import read_source
+
+    data = read_source(path, 64 * 1024 * 1024)   # never a FIFO or a device (they would block or never end)
+    return source_lines(data.decode("utf-8", errors="replace")) if isinstance(data, bytes) else []
 
 
 def cmd_server(args: argparse.Namespace, out: TextIO) -> int:

@@ -21,6 +21,7 @@ from kernlint.api import FileResult, LintResult, PathError
 from kernlint.cache import Cache, diagnostic_from_json, diagnostic_to_json, digest, model_hash
 from kernlint.imports import Interface, follow, interface
 from kernlint.settings import Resolver, Settings
+from kernlint.source_files import is_lintable_path, read_source
 
 if TYPE_CHECKING:
     from kernlint.api import _Parsed
@@ -34,7 +35,7 @@ class Options:
     cache: bool = True
     force_exclude: bool = False
     need_estimates: bool = False          # json/explain: estimates are not cached, so lint in-process
-    stdin: tuple[str, bytes] | None = None  # (filename, content) for `-` on the command line
+    stdin: tuple[str, bytes | OSError] | None = None  # (filename, content) for `-` on the command line
 
 
 @dataclass
@@ -72,7 +73,7 @@ def discover(paths: Iterable[str], resolver: Resolver, force_exclude: bool = Fal
         p = Path(raw)
         if force_exclude and resolver.for_path(p).is_excluded(raw):
             continue
-        if p.is_file():
+        if is_lintable_path(raw):   # special files too: reading them gives a KL001 naming their type
             found.append(str(p))
         elif p.is_dir():
             # a directory passed explicitly is walked even when it is excluded itself (`kernlint check
@@ -118,11 +119,9 @@ def dependencies(files: list[_File]) -> None:
 
 # -- the run --------------------------------------------------------------------------------------
 
-def _read(path: str) -> bytes | OSError:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:  # unreadable file: a KL001 for it, the others still linted
-        return exc
+def _read(path: str, limit: int) -> bytes | OSError:
+    """Unreadable, special or too large: the OSError becomes a KL001 for it, the others still linted."""
+    return read_source(path, limit)
 
 
 def _result_to_json(r: FileResult) -> dict[str, Any]:
@@ -148,7 +147,8 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
     other = [p for p in paths if p != "-"]
     problems: list[str] = []
     if other or options.stdin is None:
-        sources.extend((f, _read(f)) for f in discover(other or ["."], resolver, options.force_exclude, problems))
+        sources.extend((f, _read(f, resolver.for_path(f).max_file_size))
+                       for f in discover(other or ["."], resolver, options.force_exclude, problems))
     files = [_File(path, data, resolver.for_path(path)) for path, data in sources]
     stats.files = len(files)
     use_cache = options.cache and not options.need_estimates
@@ -200,7 +200,8 @@ def _context_files(files: list[_File], engine: _Engine, resolver: Resolver, cach
     """Files outside the run that define helpers its kernels call (kernlint.imports): used as context for
     the run's files, never linted or reported themselves."""
     def load(paths: list[str]) -> list[tuple[Interface, _File]]:
-        new = [_File(path, _read(path), resolver.for_path(path)) for path in paths]
+        new = [_File(path, _read(path, resolver.for_path(path).max_file_size), resolver.for_path(path))
+               for path in paths]
         _interfaces(new, engine, caches, model)
         return [(f.iface or (frozenset(), frozenset()), f) for f in new]
 

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from kernlint.source_files import DEFAULT_MAX_FILE_BYTES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -51,6 +53,7 @@ class Settings:
     config_store: str = "kernlint.lock.json"   # `config-store`, relative to `root` (KL406 reads it)
     vendor_backends: str = "skip"        # "skip": kernels of other vendors' backends are not judged (frontend/vendor.py)
     triton_version: str | None = None    # `triton-version`: the release the API rules (KL31x) judge; None = newest
+    max_file_size: int = DEFAULT_MAX_FILE_BYTES   # bytes; larger files get KL001 "file too large"
     root: str = "."                      # directory of the pyproject.toml the values came from
     source: str | None = None            # that pyproject.toml, None for built-in defaults
 
@@ -202,6 +205,8 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
             if (why := release_error(value)) is not None:
                 raise SettingsError(f"{where}: `triton-version` {why}")
             values["triton_version"] = value
+        elif key == "max-file-size":
+            values["max_file_size"] = _file_size(value, f"{where}: `max-file-size`")
         elif key == "calibrate":
             # read by `kernlint calibrate` (kernlint/calibrate/command.py); only its shape is checked here
             if not isinstance(value, dict):
@@ -212,6 +217,27 @@ def parse_table(table: Any, where: str, root: str) -> dict[str, Any]:
     if "targets" in values:
         _check_targets(values["targets"], f"{where}: `targets`")
     return values
+
+
+_SIZE_UNITS = {"": 1, "B": 1, "KB": 1024, "K": 1024, "MB": 1024 ** 2, "M": 1024 ** 2}
+
+
+def _file_size(value: Any, what: str) -> int:
+    """A positive byte count: an integer or a string such as "512KB" or "4MB" (binary units)."""
+    if isinstance(value, str):
+        text = value.strip().upper().replace(" ", "")
+        digits = text.rstrip("KMB")
+        unit = text[len(digits):]
+        if digits.isdigit() and unit in _SIZE_UNITS:
+            value = int(digits) * _SIZE_UNITS[unit]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SettingsError(f"{what} must be a positive number of bytes, e.g. 2097152 or \"2MB\", got {value!r}")
+    return value
+
+
+def file_size_arg(text: str) -> int:
+    """`--max-file-size`: the same forms as the setting."""
+    return _file_size(text, "--max-file-size")
 
 
 def _check_targets(targets: tuple[str, ...], what: str) -> None:
@@ -257,10 +283,12 @@ class Overrides:
     output_format: str | None = None
     cache_dir: str | None = None
     triton_version: str | None = None
+    max_file_size: int | None = None
 
     def apply(self, base: Settings) -> Settings:
         changes: dict[str, Any] = {}
-        for name in ("select", "targets", "cli_configs", "exclude", "output_format", "cache_dir", "triton_version"):
+        for name in ("select", "targets", "cli_configs", "exclude", "output_format", "cache_dir", "triton_version",
+                     "max_file_size"):
             if getattr(self, name) is not None:
                 changes[name] = getattr(self, name)
         if self.select is not None and base.ignore:

@@ -127,3 +127,84 @@ def test_elif_chain_in_a_kernel_as_deep_as_cpython_accepts() -> None:
     ast.parse(src)
     result = _lint(src)
     assert result.kernel_count == 1 and "KL001" not in {d.code for d in result.diagnostics}
+
+
+# -- issue 29 item 4: only regular files are read, up to a size limit --------------------------------
+
+def _special_files(tmp_path):  # type: ignore[no-untyped-def]
+    import os
+    import socket
+
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock.py"))
+    (tmp_path / "ok.py").write_text(KERNEL.format(expr="x"))
+    return sock
+
+
+WORDING = {"fifo.py": "not a regular file (FIFO)", "zero.py": "not a regular file (character device)",
+           "sock.py": "not a regular file (socket)"}
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+def test_special_files_are_kl001_and_never_read(tmp_path, explicit: bool) -> None:  # type: ignore[no-untyped-def]
+    import io
+    import json
+
+    from kernlint.cli import main
+
+    sock = _special_files(tmp_path)
+    try:
+        args = [str(tmp_path / n) for n in (*WORDING, "ok.py")] if explicit else [str(tmp_path)]
+        out = io.StringIO()
+        start = time.perf_counter()
+        code = main(["check", "--no-cache", "--output-format", "json", *args], out)
+        assert time.perf_counter() - start < 60
+    finally:
+        sock.close()
+    assert code == 1
+    found = {d["filename"].rsplit("/", 1)[-1]: d["message"] for d in json.loads(out.getvalue())["diagnostics"] if d["code"] == "KL001"}
+    assert set(found) == set(WORDING)
+    for name, wording in WORDING.items():
+        assert wording in found[name] and "no such file" not in found[name]
+
+
+def test_size_limit_default_setting_and_flag(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import io
+
+    from kernlint.cli import main
+    from kernlint.source_files import DEFAULT_MAX_FILE_BYTES
+
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * (DEFAULT_MAX_FILE_BYTES // 6 + 1))   # one line over 2 MiB
+    out = io.StringIO()
+    assert main(["check", "--no-cache", str(big)], out) == 1
+    assert "KL001 file too large" in out.getvalue()
+    assert main(["check", "--no-cache", "--max-file-size", "3MB", str(big)], io.StringIO()) == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.kernlint]\nmax-file-size = "3MB"\n')
+    assert main(["check", "--no-cache", str(big)], io.StringIO()) == 0
+    (tmp_path / "pyproject.toml").write_text("[tool.kernlint]\nmax-file-size = 100\n")
+    out = io.StringIO()
+    assert main(["check", "--no-cache", str(big)], out) == 1 and "over the 100-byte limit" in out.getvalue()
+    (tmp_path / "pyproject.toml").write_text("[tool.kernlint]\nmax-file-size = -1\n")
+    assert main(["check", "--no-cache", str(big)], io.StringIO()) == 2
+
+
+def test_read_source_never_reads_past_the_limit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kernlint.source_files import SourceRefused, read_source
+
+    (tmp_path / "a.py").write_bytes(b"x" * 100)
+    assert read_source(str(tmp_path / "a.py"), 100) == b"x" * 100
+    refused = read_source(str(tmp_path / "a.py"), 99)
+    assert isinstance(refused, SourceRefused) and "file too large" in refused.strerror
+    missing = read_source(str(tmp_path / "nope.py"))
+    assert isinstance(missing, FileNotFoundError)
+
+
+def test_lint_source_applies_the_size_limit() -> None:
+    from kernlint.api import lint_source
+    from kernlint.settings import Settings
+
+    result = lint_source(KERNEL.format(expr="x"), "m.py", Settings(max_file_size=50))
+    assert [d.code for d in result.diagnostics] == ["KL001"] and "file too large" in result.diagnostics[0].message

@@ -14,8 +14,7 @@ import libcst as cst
 
 from kernlint.deep_stack import run_deep
 
-# Files above this size are almost certainly generated or data; parsing them would stall a pre-commit run.
-MAX_FILE_BYTES = 5 * 1024 * 1024
+from kernlint.source_files import DEFAULT_MAX_FILE_BYTES, too_large
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +30,10 @@ class ParsedSource:
     module: cst.Module
 
 
-def decode_source(data: bytes) -> str | ParseFailure:
-    if len(data) > MAX_FILE_BYTES:
-        return ParseFailure(f"file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit; not linted")
+def decode_source(data: bytes, limit: int | None = DEFAULT_MAX_FILE_BYTES) -> str | ParseFailure:
+    """`limit` None: the caller already applied the configured size limit (kernlint.source_files)."""
+    if limit is not None and len(data) > limit:
+        return ParseFailure(too_large(len(data), limit))
     nul = data.find(b"\x00")
     if 0 <= nul < 8192:
         return ParseFailure("file looks binary (NUL bytes); not linted")

@@ -74,10 +74,11 @@ class ReportContext:
         """The file's lines, whole and unaltered (none for a binary file): positions are converted on these
         (rdjson's UTF-8 byte columns), never on the excerpts, which are cut and have characters replaced."""
         if path not in self._lines:
-            try:
-                data = Path(path).read_bytes()
-            except OSError:
-                data = None
+            from kernlint.source_files import read_source
+
+            # a FIFO or /dev/zero reported as KL001 must not be read here either (read_source refuses them)
+            got = read_source(path, 64 * 1024 * 1024)
+            data = got if isinstance(got, bytes) else None
             self._lines[path] = [] if data is None or b"\0" in data else source_lines(
                 data.decode("utf-8", errors="replace"))
         return self._lines[path]
