@@ -72,35 +72,48 @@ def test_ctrl_c_stops_a_sweep_at_once_without_a_traceback(project: Path) -> None
     # the workers shared the terminal's process group: each died of the SIGINT, was replaced, and the sweep
     # compiled on for 5-13 s before a KeyboardInterrupt traceback
     shutil.copyfile(ROOT / "examples" / "matmul.py", project / "matmul.py")
-    mark = f"kernlint-sigint-{os.getpid()}-{time.time_ns()}"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLINT_TEST_MARK=mark)   # inherited by the workers
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "kernlint", "calibrate", "matmul.py", "--sweep", "--no-cache",
                              "--no-progress", "-j", "2", "--max-configs", "16"], cwd=project, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:   # wait until the first compile worker runs
-        if _marked(mark) > 1:   # kernlint itself and at least one compile worker
-            break
+    workers: set[int] = set()
+    while time.monotonic() < deadline and not workers:   # wait until the first compile worker runs
+        workers = _workers_of(proc.pid)
         time.sleep(0.2)
+    assert workers
     time.sleep(1.0)
+    workers |= _workers_of(proc.pid)
     os.killpg(proc.pid, signal.SIGINT)   # what a terminal's Ctrl-C does: the whole foreground group
     start = time.monotonic()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err[-2000:]
     assert time.monotonic() - start < 10
     time.sleep(0.5)
-    assert _marked(mark) == 0                                       # no stray worker left behind
+    assert not [pid for pid in workers if _alive(pid)]                # no stray worker left behind
 
 
-def _marked(mark: str) -> int:
-    """Processes whose environment carries `mark` (Linux /proc)."""
-    n = 0
-    for env in Path("/proc").glob("[0-9]*/environ"):
+def _workers_of(parent: int) -> set[int]:
+    """Compile workers started by `parent` (Linux /proc). Workers get a minimal environment of their own
+    (kernlint/calibrate/sandbox.py), so they are found by parent and command line, not by a variable."""
+    found: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            n += f"KERNLINT_TEST_MARK={mark}".encode() in env.read_bytes()
-        except OSError:
-            pass
-    return n
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"calibrate/worker.py" in cmd:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 @pytest.mark.parametrize("argv, message", [(["-j", "0"], "must be at least 1"),
