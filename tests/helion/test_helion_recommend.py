@@ -26,7 +26,8 @@ from kernlint.recommend.store import read_store
 MATMUL = str(ROOT / "examples" / "helion_matmul.py")
 RMS = str(ROOT / "examples" / "helion_rms_norm.py")
 SQUARE = {"m": 4096, "n": 4096, "k": 4096}
-HELION_PYTHON = os.environ.get("KERNLINT_HELION_PYTHON", "/work/venv-helion/bin/python")
+# an interpreter with helion and torch: this one unless KERNLINT_HELION_PYTHON names another
+HELION_PYTHON = os.environ.get("KERNLINT_HELION_PYTHON", sys.executable)
 
 
 def test_host_facts_map_the_grid_and_the_k_loop_to_block_size_slots() -> None:

@@ -5,13 +5,15 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 from collections import Counter
 
 import pytest
 from conftest import ROOT
 
 TRUTH = ROOT / "benchmarks" / "truth" / "helion-triton-3.9.json"
-HELION_PYTHON = os.environ.get("KERNLINT_HELION_PYTHON", "/work/venv-helion/bin/python")
+# an interpreter with helion and torch: this one unless KERNLINT_HELION_PYTHON names another
+HELION_PYTHON = os.environ.get("KERNLINT_HELION_PYTHON", sys.executable)
 
 
 def _bench():  # type: ignore[no-untyped-def]
