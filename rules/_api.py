@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from kernlint.frontend.api_usage import ApiMisuse, ApiProblem, file_misuses
-from kernlint.frontend.triton_api import load, release_key
+from kernlint.frontend.triton_api import load, release_scope, scope_label
 from kernlint.rule import FileContext
 
 
@@ -20,7 +20,7 @@ def judged(m: ApiMisuse) -> str:
 
 
 def target(ctx: FileContext) -> str:
-    return release_key(ctx.settings.triton_version if ctx.settings is not None else None)
+    return scope_label(release_scope(ctx.settings.triton_version if ctx.settings is not None else None))
 
 
 def either(options: tuple[str, ...]) -> str:

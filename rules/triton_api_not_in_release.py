@@ -18,7 +18,7 @@ class TritonApiNotInRelease(Rule):
     ## What it does
     Looks up every `triton.language` attribute used inside `@triton.jit` functions in kernlint's table of each
     Triton release's API and flags names that the targeted release (`triton-version` in `[tool.kernlint]`,
-    the newest in the table by default) lacks but another release has: APIs removed (`tl.libdevice`, gone
+    by default every Triton 3 release: only what all of them lack) lacks but another release has: APIs removed (`tl.libdevice`, gone
     since Triton 2.1) or added later than the targeted release. It names the releases that have it and, for
     a module that moved, where the function lives in the targeted release.
 

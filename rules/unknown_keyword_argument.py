@@ -17,8 +17,8 @@ class UnknownKeywordArgument(Rule):
 
     ## What it does
     Checks the keyword arguments of calls of `triton.language` functions and classes inside `@triton.jit`
-    functions against their parameters in the targeted Triton release (`triton-version`, the newest in
-    kernlint's table by default), read from the release's own `def`s.
+    functions against their parameters in the targeted Triton release (`triton-version`; by default every
+    Triton 3 release in kernlint's table, so only a keyword none of them takes), read from the release's own `def`s.
 
     ## Why is this bad?
     A misspelt keyword (`tl.load(p, msk=m)`) is not ignored: compiling the kernel fails with "got an

@@ -28,7 +28,7 @@ import libcst as cst
 
 from kernlint.frontend.facts import JitFunction
 from kernlint.frontend.names import NameResolver
-from kernlint.frontend.triton_api import PACKAGE, Member, TritonApi, load, release_key
+from kernlint.frontend.triton_api import PACKAGE, Member, TritonApi, load, release_scope, scope_label
 
 MAX_SUGGESTIONS = 3     # enough for "tl.math.erf or tl.extra.cuda.libdevice.erf", short enough to read
 # where a function missing from one module is most usefully found: portable names first, vendor ones after
@@ -147,9 +147,10 @@ def _target_names(node: cst.BaseExpression) -> Iterator[str]:
 
 
 class _Checker(cst.CSTVisitor):
-    def __init__(self, api: TritonApi, names: NameResolver, jit: JitFunction, release: str) -> None:
+    def __init__(self, api: TritonApi, names: NameResolver, jit: JitFunction, scope: tuple[str, ...]) -> None:
         super().__init__()
-        self.api, self.names, self.jit, self.release = api, names, jit, release
+        self.api, self.names, self.jit, self.scope = api, names, jit, scope
+        self.release = scope_label(scope)   # how findings name what they were judged against
         self.locals = _bound_locals(jit.node)
         self.found: list[ApiMisuse] = []
         self.done: set[int] = set()        # ids of Attribute/Name nodes inside a chain already judged
@@ -235,7 +236,7 @@ class _Checker(cst.CSTVisitor):
         if found is None:
             return
         q, guarded = found
-        releases = self.api.releases if guarded else (self.release,)
+        releases = self.api.releases if guarded else self.scope
         looked = [_lookup(self.api, q, r) for r in releases]
         if any(x is None or x.missing is None for x in looked):
             return   # some release in scope has it (or the table cannot tell)
@@ -288,7 +289,7 @@ class _Checker(cst.CSTVisitor):
         if found is None:
             return
         q, guarded = found
-        releases = self.api.releases if guarded else (self.release,)
+        releases = self.api.releases if guarded else self.scope
         looked = [_lookup(self.api, q, r) for r in releases]
         members = [x.member for x in looked if x is not None and x.missing is None and x.member is not None]
         if len(members) != len(looked):
@@ -337,25 +338,26 @@ def _is_simple(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float))
 
 
-def api_misuses(jits: Sequence[JitFunction], names: NameResolver, api: TritonApi, release: str) -> list[ApiMisuse]:
-    """Every certain misuse of `triton.language` in the given jit functions, judged against `release`."""
+def api_misuses(jits: Sequence[JitFunction], names: NameResolver, api: TritonApi,
+                scope: tuple[str, ...]) -> list[ApiMisuse]:
+    """Every certain misuse of `triton.language` in the given jit functions: wrong in every release of `scope`."""
     out: list[ApiMisuse] = []
     for jit in jits:
         if jit.module == "triton" or jit.module.startswith("triton."):
             continue   # Triton's own sources are written against their own release, not the targeted one
-        checker = _Checker(api, names, jit, release)
+        checker = _Checker(api, names, jit, scope)
         jit.node.body.visit(checker)
         out.extend(checker.found)
     return sorted(set(out), key=lambda m: (m.line, m.code, m.problem.value, m.keyword or ""))
 
 
-_MEMO: WeakKeyDictionary[NameResolver, dict[tuple[str, tuple[int, ...]], list[ApiMisuse]]] = WeakKeyDictionary()
+_MEMO: WeakKeyDictionary[NameResolver, dict[tuple[tuple[str, ...], tuple[int, ...]], list[ApiMisuse]]] = WeakKeyDictionary()
 
 
 def file_misuses(jits: Sequence[JitFunction], names: NameResolver, release: str | None) -> list[ApiMisuse]:
     """`api_misuses` against the shipped table, computed once per file and release (four rules read it)."""
     api = load()
-    key = (release_key(release), tuple(id(j.node) for j in jits))
+    key = (release_scope(release), tuple(id(j.node) for j in jits))
     per_file = _MEMO.setdefault(names, {})
     if key not in per_file:
         per_file[key] = api_misuses(jits, names, api, key[0])

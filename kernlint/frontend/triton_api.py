@@ -105,3 +105,19 @@ def release_error(value: object) -> str | None:
 def release_key(value: str | None) -> str:
     """The table's release for a `triton-version` value; the newest when none is set."""
     return ".".join(value.split(".")[:2]) if value else load().newest
+
+
+def release_scope(value: str | None) -> tuple[str, ...]:
+    """The releases a use is judged against: the one `triton-version` names, or, when the project names none,
+    every release of the newest major line (3.0-3.9). An error must hold for every reading of the source, and
+    without a pinned release any Triton 3 is a reading: block pointers (gone in 3.9) are fine on 3.8."""
+    if value:
+        return (release_key(value),)
+    api = load()
+    major = api.newest.split(".")[0]
+    return tuple(r for r in api.releases if r.split(".")[0] == major)
+
+
+def scope_label(scope: tuple[str, ...]) -> str:
+    """"3.9" for one release, "3.0-3.9" for a line of them."""
+    return scope[0] if len(scope) == 1 else f"{scope[0]}-{scope[-1]}"
