@@ -29,23 +29,26 @@ NOTE = "one of {n} autotune candidates and {ok} of them are feasible: the autotu
 def demote_dropped_candidates(diagnostics: list[Diagnostic], kernels: list[KernelAnalysis]) -> list[Diagnostic]:
     """`diagnostics` with every DROPPED finding on an autotune candidate that has a feasible sibling (for the
     same target) turned into info, its message saying why."""
-    # (kernel qualname, line, col) of each autotune candidate → its kernel's candidate anchors
-    candidates: dict[tuple[str, int, int], frozenset[tuple[int, int]]] = {}
+    # (kernel qualname, line, col, config label) of each autotune candidate → its kernel's candidate anchors.
+    # The label tells apart the candidates of one comprehension (`[triton.Config({'BK': BK}, ...) for BK in
+    # [32, 64, 128] ...]`), which all sit on the Config's line and column.
+    Anchor = tuple[int, int, str]
+    candidates: dict[tuple[str, int, int, str], frozenset[Anchor]] = {}
     for k in kernels:
-        anchors = frozenset((p.line, p.col) for p in k.points if p.origin == "autotune")
+        anchors = frozenset((p.line, p.col, p.label()) for p in k.points if p.origin == "autotune")
         if len(anchors) < 2:
             continue
-        for line, col in anchors:
-            candidates[(k.jit.qualname, line, col)] = anchors
+        for line, col, label in anchors:
+            candidates[(k.jit.qualname, line, col, label)] = anchors
     if not candidates:
         return diagnostics
 
-    def anchor(d: Diagnostic) -> tuple[str, int, int] | None:
-        key = (d.kernel or "", d.span.start.line, d.span.start.col)
+    def anchor(d: Diagnostic) -> tuple[str, int, int, str] | None:
+        key = (d.kernel or "", d.span.start.line, d.span.start.col, d.config or "")
         return key if d.code in DROPPED and key in candidates else None
 
     # (kernel, target) → candidates with a warning or error finding
-    failing: dict[tuple[str, str | None], set[tuple[int, int]]] = {}
+    failing: dict[tuple[str, str | None], set[Anchor]] = {}
     for d in diagnostics:
         if (key := anchor(d)) is not None and d.severity is not Severity.INFO:
             failing.setdefault((key[0], d.target), set()).add(key[1:])

@@ -37,3 +37,20 @@ def test_a_lone_config_is_not_a_candidate_with_siblings() -> None:
 
 def test_compile_errors_the_autotuner_does_not_catch_stay_errors() -> None:
     assert _found(autotuned_matmul(_OK, _SMALL_K), "KL302") == [Severity.ERROR]
+
+
+def _comprehension(pairs: str) -> str:
+    from kernlint.rules._cases import MATMUL_BODY, MATMUL_HEAD
+
+    return (MATMUL_HEAD + "@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_M': bm, 'BLOCK_N': 256, "
+            "'BLOCK_K': 64}, num_warps=w, num_stages=3)\n        for bm, w in " + pairs + "\n    ],\n"
+            "    key=['M', 'N', 'K'],\n)\n@triton.jit\n" + MATMUL_BODY)
+
+
+def test_candidates_of_one_comprehension_are_siblings() -> None:
+    # every candidate of the comprehension sits on the Config's line and column: told apart by their values
+    # (fla's chunk_h kernels: 81 candidates on one line, a few of them spilling)
+    found = [d for d in lint_source(_comprehension("[(128, 8), (256, 4)]"), "k.py").diagnostics if d.code == "KL201"]
+    assert [d.severity for d in found] == [Severity.INFO]
+    assert "BLOCK_M=256" in (found[0].config or "") and "1 of them are feasible" in found[0].message
+    assert _found(_comprehension("[(256, 4), (256, 2)]"), "KL201") == [Severity.WARNING, Severity.WARNING]
