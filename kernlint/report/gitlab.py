@@ -36,6 +36,10 @@ CATEGORY = {
     "KL301": "Bug Risk",       # Triton refuses to compile a non-power-of-two arange
     "KL302": "Bug Risk",       # tl.dot rejects a dimension under 16
     "KL303": "Bug Risk",       # int32 offset overflow: wrong addresses, a correctness bug
+    "KL310": "Bug Risk",       # unknown triton.language attribute: the kernel does not compile
+    "KL311": "Compatibility",  # the API is missing in the targeted Triton release
+    "KL312": "Bug Risk",       # a dtype called like a function: the kernel does not compile
+    "KL313": "Bug Risk",       # an unknown keyword argument: the kernel does not compile
     "KL401": "Performance",    # the autotuner compiles the config, then skips it: slower tuning
     "KL402": "Duplication",    # the same config twice in one autotune list
     "KL406": "Performance",    # the tuned config silently stops applying: the author's config runs instead
