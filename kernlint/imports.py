@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -121,16 +121,17 @@ MAX_HOPS = 8        # `a imports triton from b, which imports it from c, ...`: n
 
 
 def _module_bindings(path: str, package: str) -> dict[str, str]:
-    """A module's import bindings (local name → absolute dotted target), from its statements at any depth
-    (`try: import triton` guards included). Assignments are not bindings here: `triton = None` in an
-    `except ImportError:` is the fallback, not the name a kernel's decorator means."""
+    """A module's import bindings (local name → absolute dotted target): its module-level imports, under
+    `if`/`try`/`with` too (`try: import triton` guards), not those inside functions or classes, which bind
+    no module attribute. Assignments are not bindings here: `triton = None` in an `except ImportError:` is
+    the fallback, not the name a kernel's decorator means."""
     try:
         with open(path, "rb") as fh:
             tree = ast.parse(fh.read())
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _module_statements(tree.body):
         if isinstance(node, ast.Import):
             for a in node.names:
                 out.setdefault(a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0])
@@ -144,6 +145,21 @@ def _module_bindings(path: str, package: str) -> dict[str, str]:
                 if a.name != "*":
                     out.setdefault(a.asname or a.name, f"{base}.{a.name}" if base else a.name)
     return out
+
+
+def _module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements that run at module level: the body and the bodies of its compound statements, never a
+    function's or a class's (only statements are visited, no expression: a large module costs little)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for attr in ("body", "orelse", "finalbody"):
+            stack.extend(reversed([s for s in getattr(stmt, attr, None) or () if isinstance(s, ast.stmt)]))
+        for handler in getattr(stmt, "handlers", None) or ():
+            stack.extend(reversed(handler.body))
 
 
 class Reexports:
