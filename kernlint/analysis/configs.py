@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kernlint.frontend.arg_values import ArgValueError, parse_arg_value
@@ -27,6 +27,9 @@ class ConfigPoint:
     unknown: Mapping[str, str] = field(default_factory=dict)   # constexpr → why its value is unknown
     defaulted: tuple[str, ...] = ()                            # names that took Triton's defaults
     invalid: str | None = None                                 # why Triton refuses these launch options
+    # set when the kernel is autotuned but its config list could not be read (a data file, a call kernlint
+    # cannot evaluate): this point stands in for configs nobody stated, and the output says so
+    source_note: str | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -188,6 +191,12 @@ def config_points(jit: JitFunction, launches: list[LaunchSite], cli_configs: lis
         points.append(_point(jit, values, options, "launch", site.line, site.col, evaluator, {}, given))
     if not points:
         points.append(_point(jit, {}, {}, "default", jit.line, 0, evaluator, {}, given))
+    if jit.autotune is not None and not jit.autotune.configs:
+        why = jit.autotune.unknown_reason or "no configs"
+        points = [replace(p, source_note=f"autotune configs not read ({why}): analysed with "
+                                         f"{'the launch values' if p.origin == 'launch' else 'Triton defaults'} "
+                                         f"instead, which the autotuner may never run")
+                  if p.origin in ("launch", "default") else p for p in points]
     unique: dict[tuple[Any, ...], ConfigPoint] = {}
     for p in points:
         unique.setdefault((p.origin, p.line, p.key), p)

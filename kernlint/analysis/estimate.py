@@ -99,6 +99,8 @@ def specialised(ir: KernelIR, env: dict[str, Any]) -> KernelIR:
 
 def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate:
     assumptions = list(ir.assumptions)
+    if config.source_note:
+        assumptions.append(config.source_note)
     for name in config.defaulted:
         if name in ("num_warps", "num_stages"):
             assumptions.append(f"{name}={getattr(config, name)} (Triton default)")

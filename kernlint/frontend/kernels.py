@@ -8,6 +8,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from kernlint.frontend.config_functions import ModuleFunctions
 from kernlint.frontend.facts import (
     NO_DEFAULT, AutotuneSpec, HeuristicValue, JitFunction, LaunchSite, ModuleFacts, Param, UnresolvedDecorator,
 )
@@ -217,6 +218,11 @@ class _Collector:
                     jit_kwargs = {a.keyword.value: self.ev.evaluate(a.value) for a in expr.args if a.keyword}
             elif self.names.refers_to(func, *AUTOTUNE_NAMES) and isinstance(expr, cst.Call):
                 autotune = self._autotune(expr)
+            elif autotune is None and isinstance(expr, cst.Call) and any(
+                    a.keyword is not None and a.keyword.value == "configs" for a in expr.args):
+                # a project's own autotuner (flag-gems' `@libtuner(configs=..., key=...)`): its configs are the
+                # space the kernel runs in, read like triton.autotune's, never replaced by defaults unsaid
+                autotune = self._autotune(expr)
             elif self.names.refers_to(func, *HEURISTICS_NAMES) and isinstance(expr, cst.Call):
                 heuristics.extend(self._heuristics(expr))
         if not is_jit:
@@ -285,7 +291,11 @@ class _Collector:
                 listed = self.ev.evaluate(inner)
                 if isinstance(listed, (list, tuple)) and listed and all(isinstance(c, ConfigLiteral) for c in listed):
                     value = listed
-            if isinstance(value, Unknown):
+            if isinstance(value, Unknown) and isinstance(configs_node, cst.Call) \
+                    and not value.reason.startswith("configs from"):
+                # `configs=runtime.get_tuned_config("mm")`: a table loaded at run time, named as the source
+                reason = f"configs from `{_code(configs_node)}`: not read ({value.reason})"
+            elif isinstance(value, Unknown):
                 reason = value.reason
             elif isinstance(value, (list, tuple)) and all(isinstance(c, ConfigLiteral) for c in value):
                 configs, reason = tuple(value), None
@@ -446,6 +456,7 @@ def collect_module_facts(path: str, module: cst.Module, package: str | None = No
     if reexports is not None and (text is None or may_define_or_launch(text)):
         names.follow_imports(reexports)
     evaluator = StaticEvaluator(names)
+    evaluator.call_hook = ModuleFunctions(evaluator, module)   # `configs=get_autotune_config()`
     constants = collect_constants(module, evaluator)
     collector = _Collector(path, module_name, names, evaluator)
     if text is None or may_define_or_launch(text):

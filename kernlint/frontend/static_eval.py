@@ -89,6 +89,8 @@ class StaticEvaluator:
         self.constants: Mapping[str, Any] = constants or {}
         self._steps = 0
         self._active = 0   # evaluate() calls in progress: the step budget spans the outermost one
+        # calls to the module's own functions (config_functions.ModuleFunctions): a value, or None to give up
+        self.call_hook: Callable[[cst.Call, dict[str, Any]], Any] | None = None
 
     def evaluate(self, node: cst.BaseExpression, env: Mapping[str, Any] | None = None) -> Any:
         if not self._active:
@@ -247,6 +249,10 @@ class StaticEvaluator:
                             args.extend(self._known(self._eval(a.value, env)))
                 kwargs = {a.keyword.value: self._known(self._eval(a.value, env)) for a in node.args if a.keyword}
                 return fn(*args, **kwargs)
+        if self.call_hook is not None:
+            found = self.call_hook(node, env)
+            if found is not None:
+                return found
         label = next(iter(sorted(names)), None) or cst.Module([]).code_for_node(node.func)
         return _give(f"call to `{label}` is not evaluated statically")
 

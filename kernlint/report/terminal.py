@@ -123,6 +123,8 @@ def render_explain(k: KernelAnalysis, path: str, console: Console) -> None:
     console.print(Text(f"{path}:{k.jit.line} {k.jit.qualname}", style="bold"))
     if k.ir.assumptions:
         console.print(Text("assumes: " + "; ".join(k.ir.assumptions), style="dim"), soft_wrap=False)
+    for note in dict.fromkeys(p.source_note for p in k.points if p.source_note):   # configs not read
+        console.print(Text(note, style="yellow"), soft_wrap=False)
     for u in k.ir.unmodelled:
         console.print(Text(f"not modelled: line {u.line}: {u.construct}", style="cyan"), soft_wrap=False)
     narrow = console.width < _WIDE_EXPLAIN
