@@ -123,9 +123,13 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
                 from_arg.add(op.result.id)
             counts = [factors.get(v.id, 0) for v in op.operands]
             fn = op.attrs.get("fn") if op.kind == "elementwise" else None
+            # a size added to a program-id index bounds it, it does not scale it: `state_len - (pid + 1) *
+            # BLOCK_M + tl.arange(...)` is below state_len (causal-conv1d's per-batch state rows), so a
+            # sum keeps the factors of its program-id terms only
+            kept = [factors.get(v.id, 0) for v in op.operands if v.id in from_pid] or counts
             # `*` multiplies sizes in; `+`, `-`, `where` and non-arithmetic ops (casts, broadcasts) keep the
             # larger; `%`, `//` and the like make an index or a count again (`pid % num_pid_m` < M)
-            factors[op.result.id] = (sum(counts) if fn == "*" else max(counts, default=0)
+            factors[op.result.id] = (sum(counts) if fn == "*" else max(kept, default=0)
                                      if fn in (None, "+", "-", "where") else 0)
             if fn == "*" and counts and max(counts) >= 1 and _scaled(op):
                 factors[op.result.id] += 1   # `bos * H` with a constexpr H: a flattened index scaled again
