@@ -208,3 +208,26 @@ def test_lint_source_applies_the_size_limit() -> None:
 
     result = lint_source(KERNEL.format(expr="x"), "m.py", Settings(max_file_size=50))
     assert [d.code for d in result.diagnostics] == ["KL001"] and "file too large" in result.diagnostics[0].message
+
+
+# -- issue 29 item 6: a corrupt store is KL406 for `kernlint check`, never exit 2 ---------------------
+
+@pytest.mark.parametrize("config_json", [
+    '{"num_warps": ' + "9" * 5000 + "}",                  # ValueError out of json (int-from-str limit)
+    '{"kwargs": {"N": [128, 256]}, "num_warps": 4}',       # TypeError at the launch, in the shim
+])
+def test_corrupt_store_is_kl406_not_a_tool_error(tmp_path, config_json: str) -> None:  # type: ignore[no-untyped-def]
+    import io
+
+    from kernlint.cli import main
+    from kernlint.recommend.store import SCHEMA
+
+    (tmp_path / "k.py").write_text(KERNEL.format(expr="x"))
+    (tmp_path / "kernlint.lock.json").write_text(
+        f'{{"schema": "{SCHEMA}", "entries": [{{"kernel": "k:k@sha256:0", "target": "h100", "bucket": "*", '
+        f'"config": {config_json}}}]}}')
+    (tmp_path / "pyproject.toml").write_text("[tool.kernlint]\n")
+    out = io.StringIO()
+    code = main(["check", "--no-cache", "--output-format", "concise", str(tmp_path / "k.py")], out)
+    assert code == 1, out.getvalue()
+    assert "KL406" in out.getvalue() and "internal error" not in out.getvalue()

@@ -87,16 +87,25 @@ def write_store(path: str, entries: list[Entry], generator: str) -> None:
     write_atomic(path, text.encode("utf-8"), keep_mode=False)  # a reader never sees half a store
 
 
+# An entry is a few hundred bytes (one per kernel, target and size bucket): 16 MB is tens of thousands of
+# them, beyond any real project; a larger file is refused before it is parsed.
+MAX_STORE_BYTES = 16 * 1024 * 1024
+
+
 def read_store(path: str) -> list[Entry]:
     """The entries of a store; any problem is one StoreError naming the file and what is wrong (the shim turns
     it into a log line inside the user's program, `kernlint check` into KL406), never another exception."""
+    from kernlint.source_files import read_source
+
+    raw = read_source(path, MAX_STORE_BYTES)   # never a FIFO or /dev/zero, never more than the limit
+    if isinstance(raw, OSError):
+        raise StoreError(f"{path}: cannot read the config store: {raw.strerror}")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read the config store: {exc.strerror}") from None
+        data = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: not a kernlint config store (invalid JSON: {exc})") from None
+    except ValueError as exc:   # an integer of more than 4,300 digits (CPython's int-from-str limit)
+        raise StoreError(f"{path}: not a kernlint config store ({str(exc)[:120]})") from None
     except RecursionError:
         raise StoreError(f"{path}: not a kernlint config store (JSON nested too deeply)") from None
     found = data.get("schema") if isinstance(data, dict) else type(data).__name__
@@ -125,10 +134,19 @@ def _entry(path: str, i: int, e: Any) -> Entry:
         raise bad("config", "an object", cfg)
     if not isinstance(cfg.get("kwargs", {}), dict):
         raise bad("config.kwargs", "an object", cfg.get("kwargs"))
-    for key in ("num_warps", "num_stages", "maxnreg"):
+    for name, v in (cfg.get("kwargs") or {}).items():
+        # a constexpr value Triton can specialise on: a list or object raised TypeError at the kernel's launch
+        if not isinstance(v, (int, float, str)) or (isinstance(v, int) and not isinstance(v, bool)
+                                                     and abs(v) >= 1 << 63):
+            raise bad(f"config.kwargs.{name}", "a number, string or boolean", v)
+    for key, top in (("num_warps", 64), ("num_stages", 64), ("maxnreg", 256)):
         v = cfg.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise bad(f"config.{key}", "a positive integer", v)
+        if v is not None and v > top:   # above Triton's own limits (32 warps of 1,024 threads, 255 registers a thread)
+            raise bad(f"config.{key}", f"at most {top}", v)
+    if not isinstance(e.get("bucket", "*"), str) or not isinstance(e.get("rationale", ""), str):
+        raise bad("bucket/rationale", "a string", e.get("bucket"))
     for key in ("estimate", "space"):
         if e.get(key) is not None and not isinstance(e[key], dict):
             raise bad(key, "an object", e[key])

@@ -95,7 +95,9 @@ def main() -> None:
 
     try:
         for bad in ("not_json.json", "wrong_schema.json", "list.json", "bad_entry.json", "missing.json",
-                    "entries_int.json", "estimate_str.json", "deep.json", "warps_bool.json"):
+                    "entries_int.json", "estimate_str.json", "deep.json", "warps_bool.json",
+                    "huge_int.json", "kwargs_list.json", "kwargs_object.json", "warps_huge.json", "kernel_int.json",
+                    "bucket_list.json", "truncated.json", "huge_file.json", "fifo.json"):
             scenario("corrupt:" + bad, bad, add)
         scenario("stale", "stale.json", add)
         scenario("compile_fail_plain", "failing.json", add)

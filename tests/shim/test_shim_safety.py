@@ -21,7 +21,11 @@ from test_shim_runtime import HERE, PYTHONS, ROOT, _entry, _kid, _usable
 AUTHOR_ADD = (1024, 4)                  # add_kernel launched with BLOCK_SIZE=1024, num_warps=4
 AUTHOR_AUTO = (1024, 4)                 # add_kernel_autotuned's single config
 CORRUPT = ["not_json.json", "wrong_schema.json", "list.json", "bad_entry.json", "missing.json",
-           "entries_int.json", "estimate_str.json", "deep.json", "warps_bool.json"]
+           "entries_int.json", "estimate_str.json", "deep.json", "warps_bool.json",
+           # issue 29: each of the first two raised into the user's program (ValueError out of install(),
+           # TypeError at the launch of an autotuned kernel)
+           "huge_int.json", "kwargs_list.json", "kwargs_object.json", "warps_huge.json", "kernel_int.json",
+           "bucket_list.json", "truncated.json", "huge_file.json", "fifo.json"]
 
 
 def _write_stores(d: Path) -> None:
@@ -44,6 +48,20 @@ def _write_stores(d: Path) -> None:
     (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     (d / "warps_bool.json").write_text(json.dumps({"schema": SCHEMA, "entries": [
         {**good, "config": {**good["config"], "num_warps": True}}]}))
+    text = json.dumps({"schema": SCHEMA, "entries": [good]})
+    (d / "huge_int.json").write_text(text.replace('"num_warps": 2', '"num_warps": ' + "9" * 5000))
+    for name, kwargs in (("kwargs_list.json", {"BLOCK_SIZE": [256, 512]}), ("kwargs_object.json", {"BLOCK_SIZE": {}})):
+        (d / name).write_text(json.dumps({"schema": SCHEMA, "entries": [{**good, "config": {**good["config"],
+                                                                                          "kwargs": kwargs}}]}))
+    (d / "warps_huge.json").write_text(json.dumps({"schema": SCHEMA, "entries": [
+        {**good, "config": {**good["config"], "num_warps": 2 ** 40}}]}))
+    (d / "kernel_int.json").write_text(json.dumps({"schema": SCHEMA, "entries": [{**good, "kernel": 7}]}))
+    (d / "bucket_list.json").write_text(json.dumps({"schema": SCHEMA, "entries": [{**good, "bucket": ["*"]}]}))
+    (d / "truncated.json").write_text(text[: len(text) // 2])
+    with open(d / "huge_file.json", "w") as fh:   # over the 16 MB store limit: refused unread
+        fh.write('{"schema": "kernlint.lock/1", "entries": [], "pad": "')
+        fh.write("x" * (17 * 1024 * 1024) + '"}')
+    os.mkfifo(d / "fifo.json")   # would block a plain open() forever
 
 
 @pytest.fixture(scope="module", params=PYTHONS)
