@@ -169,3 +169,51 @@ def test_fix_hook_drops_the_infeasible_config_then_passes(tmp_path: Path) -> Non
     second = _try_repo(project, hook_repo, env, "kernlint-fix", "kernels/mm.py")
     assert second.returncode == 0, second.stdout + second.stderr
     assert kernel.read_text(encoding="utf-8") == fixed
+
+
+def _readme_yaml_block(marker: str) -> str:
+    """The README's ```yaml block that contains `marker`, as written."""
+    import re
+
+    blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    found = [b for b in blocks if marker in b]
+    assert len(found) == 1, f"README has {len(found)} yaml blocks with {marker!r}"
+    return found[0]
+
+
+def test_readme_local_hook_snippet_works_as_written(tmp_path: Path) -> None:
+    # the README's `repo: local` snippet runs the kernlint installed beside this interpreter
+    project = tmp_path / "project"
+    (project / "kernels").mkdir(parents=True)
+    (project / "kernels" / "add.py").write_text(KERNEL, encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(_readme_yaml_block("repo: local"), encoding="utf-8")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"]
+    failing = subprocess.run(run, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert failing.returncode == 1 and "KL301" in failing.stdout, failing.stdout + failing.stderr
+    (project / "kernels" / "add.py").write_text(KERNEL.replace("48", "64"), encoding="utf-8")
+    _git(project, "add", "-A")
+    passing = subprocess.run(run, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert passing.returncode == 0 and "Passed" in passing.stdout, passing.stdout + passing.stderr
+
+
+def test_readme_pinned_commit_form_installs_the_hook(tmp_path: Path) -> None:
+    # `repo: <kernlint repository URL>` + `rev: <commit-sha>`, with the URL a local clone and the sha its
+    # head: pre-commit builds kernlint into its own environment from that commit (no tag is needed)
+    hook_repo = _snapshot(tmp_path / "kernlint-repo")
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    project = tmp_path / "project"
+    (project / "kernels").mkdir(parents=True)
+    (project / "kernels" / "add.py").write_text(KERNEL, encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hook_repo}\n    rev: {sha}\n    hooks:\n      - id: kernlint\n", encoding="utf-8")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+                       cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1 and "KL301" in r.stdout and "kernels/add.py:7" in r.stdout, r.stdout + r.stderr
