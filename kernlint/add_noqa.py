@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from kernlint.api import LintResult
+from kernlint.api import LintResult, content_digest
 from kernlint.atomic_io import write_atomic
 from kernlint.suppression import NOQA, comment_lines, comments, noqa_codes
 from kernlint.text_lines import source_lines
@@ -50,11 +50,16 @@ def add_noqa(result: LintResult, failed: list[str] | None = None) -> dict[str, i
         if d.code not in _SKIP and not d.span.path.startswith("<"):
             wanted[d.span.path][d.span.start.line].add(d.code)
     changed: dict[str, int] = {}
+    digests = {f.path: f.source_digest for f in result.files}
     for path, by_line in sorted(wanted.items()):
         try:
             raw = Path(path).read_bytes()
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError):
+            continue
+        if digests.get(path) is not None and content_digest(raw) != digests[path]:
+            # the findings' lines are those of the text that was linted
+            failed.append(f"{path}: changed since it was linted; no noqa added (run kernlint again)")
             continue
         lines = source_lines(text, keepends=True)
         remap = comment_lines(text)  # a line inside a multi-line string takes its comment where the string ends

@@ -47,6 +47,9 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)    # e.g. unknown codes in noqa comments
     # Set when the result came from the cache, which keeps diagnostics but not the kernels' estimates.
     cached_counts: tuple[int, int] | None = None         # (kernels, estimates)
+    # content_digest of the bytes linted: --fix and --add-noqa edit by line and column, so they refuse a file
+    # whose content changed since (None: not known, e.g. an unreadable file)
+    source_digest: str | None = None
     # kernels not analysed because the file is another vendor's backend code (kernlint/frontend/vendor.py)
     vendor_skipped: int = 0
     vendor_reason: str | None = None
@@ -239,7 +242,7 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
                                         {r.CODE for r in enabled}, {r.CODE for r in all_rules()}, run_extra,
                                         report_unused, p.path)
     kept.sort(key=Diagnostic.sort_key)
-    return FileResult(p.path, kept, ctx.kernels, warnings=warnings)
+    return FileResult(p.path, kept, ctx.kernels, warnings=warnings, source_digest=content_digest(p.data))
 
 
 def _run_rules(rules: Iterable[type[Rule]], ctx: object) -> list[Diagnostic]:
@@ -361,6 +364,12 @@ def _read(path: str, limit: int | None = None) -> bytes | OSError:
     from kernlint.source_files import DEFAULT_MAX_FILE_BYTES, read_source
 
     return read_source(path, DEFAULT_MAX_FILE_BYTES if limit is None else limit)
+
+
+def content_digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _crash(exc: BaseException) -> str:

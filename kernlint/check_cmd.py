@@ -260,6 +260,11 @@ def fix(args: argparse.Namespace, out: TextIO,
             sys.stderr.write(f"kernlint: error: {f.path}: read-only; not fixed\n")
             continue
         try:
+            with open(f.path, "rb") as fh:   # the content the edits were planned on, just before the write
+                unchanged = fh.read() == f.old
+            if not unchanged:
+                sys.stderr.write(f"kernlint: error: {f.path}: changed while it was being fixed; not fixed\n")
+                continue
             write_atomic(f.path, f.new)
             written.append(f)
         except OSError as exc:   # e.g. a directory the temporary file cannot be created in

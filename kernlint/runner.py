@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernlint.api import FileResult, LintResult, PathError
+from kernlint.api import FileResult, LintResult, PathError, content_digest
 from kernlint.cache import Cache, diagnostic_from_json, diagnostic_to_json, digest, model_hash
 from kernlint.imports import Interface, follow, interface
 from kernlint.settings import Resolver, Settings
@@ -178,6 +178,9 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
         stats.parsed = engine.parsed
     finally:
         engine.close()
+    for f in files:   # cached results too: --fix compares this with the file just before rewriting it
+        if isinstance(f.data, bytes):
+            results[f.path].source_digest = content_digest(f.data)
     return LintResult([results[f.path] for f in files], problems)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kernlint import atomic_io
+from kernlint.api import content_digest
 from kernlint.text_lines import source_lines
 from kernlint.fix.codemod import Edit, FixError, apply_edits
 
@@ -131,6 +132,11 @@ def fix_result(result: LintResult) -> list[FileFix]:
                 old = fh.read()
         except OSError as exc:
             out.append(FileFix(fr.path, b"", b"", error=f"{fr.path}: cannot read: {exc.strerror}"))
+            continue
+        if fr.source_digest is not None and content_digest(old) != fr.source_digest:
+            # the edits name lines and columns of the text that was linted, not of this one
+            out.append(FileFix(fr.path, old, old, error=f"{fr.path}: changed since it was linted; not fixed "
+                                                        "(run kernlint again)"))
             continue
         try:
             new, applied, skipped = apply_edits(old, edits, fr.path)

@@ -239,3 +239,44 @@ def test_diff_goes_to_the_output_file(tmp_path: Path) -> None:
     target = tmp_path / "fix.diff"
     code, out = _check(str(path), "--diff", "-o", str(target))
     assert code == 1 and out == "" and target.read_text().startswith("--- ")
+
+
+def test_a_file_changed_between_lint_and_fix_is_not_edited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Edits name lines and columns of the linted text: a line inserted above after the lint shifted them, and
+    --fix deleted the feasible triton.Config, kept the infeasible one and printed "Fixed 1 finding"."""
+    import kernlint.check_cmd as check_cmd
+
+    path = _copy(tmp_path, "decorator_list")
+    before = path.read_bytes()
+    real_lint = check_cmd.lint
+    calls = []
+
+    def lint_then_edit(args):  # type: ignore[no-untyped-def]
+        got = real_lint(args)
+        if not calls:   # the editor saves a new line above, after the lint and before the fix
+            path.write_bytes(b"# a new first line\n" + before)
+        calls.append(1)
+        return got
+
+    monkeypatch.setattr(check_cmd, "lint", lint_then_edit)
+    code, _ = _check(str(path), "--fix", "--unsafe-fixes", "--select", "KL401")
+    err = capsys.readouterr().err
+    assert path.read_bytes() == b"# a new first line\n" + before      # nothing was edited
+    assert "changed since it was linted; not fixed" in err and "Fixed" not in err
+    # linted again as it now is, the fix removes the right config
+    monkeypatch.setattr(check_cmd, "lint", real_lint)
+    _check(str(path), "--fix", "--unsafe-fixes", "--select", "KL401")
+    assert path.read_bytes() == b"# a new first line\n" + (CASES / "decorator_list_after.py").read_bytes()
+
+
+def test_add_noqa_refuses_a_file_changed_since_the_lint(tmp_path: Path) -> None:
+    from kernlint.add_noqa import add_noqa
+
+    path = _copy(tmp_path, "decorator_list")
+    result = lint_paths([str(path)], Settings())
+    assert result.diagnostics
+    path.write_bytes(b"# a new first line\n" + path.read_bytes())
+    failed: list[str] = []
+    assert add_noqa(result, failed) == {} and "changed since it was linted" in failed[0]
+    assert b"noqa" not in path.read_bytes()
