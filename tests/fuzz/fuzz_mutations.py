@@ -126,10 +126,39 @@ def deep_nesting(ch: Chooser, text: str) -> bytes:
     return "\n".join(lines).encode("utf-8", "surrogateescape")
 
 
+# Issue 29/30 inputs: values the static evaluator must refuse, syntax CPython accepts that once crashed
+HOSTILE_CONSTANTS = ("9 ** 9 ** 9", "2 ** 2 ** 40", "1 << 10 ** 10", '"a" * 10 ** 12', "[0] * 10 ** 12",
+                     "list(range(10 ** 12))", '"%0999999999d" % 1', "int('9' * 5000)",
+                     "[x for a in range(4096) for b in range(4096) for x in range(4096) if False]")
+
+
+def hostile(ch: Chooser, text: str) -> bytes:
+    """A huge constant (module level, used as a launch value), a `match` statement (host code or kernel),
+    or a long `elif` chain / operator chain / nested calls as deep as CPython accepts."""
+    lines = _lines(text)
+    at = _kernel_body_line(text)
+    kind = ch.integer(0, 4)
+    if kind == 0:
+        lines.append(f"HOSTILE = {ch.choice(HOSTILE_CONSTANTS)}")
+    elif kind == 1:
+        lines += ["def _host(v):", "    match v:", "        case [1, *rest]:", "            return rest",
+                  "        case {'k': x}:", "            return x", "        case _:", "            return None"]
+    elif kind == 2 and at is not None:   # inside the kernel: KL002, never a crash
+        lines[at:at] = ["    match 1:", "        case 1:", "            pass"]
+    elif kind == 3:
+        n = ch.choice((120, 1000, 2900))
+        lines += ["def _chain(v):", "    if v == 0:", "        return 0"]
+        lines += [f"    elif v == {i}:\n        return {i}" for i in range(1, n)]
+    else:
+        n = ch.choice((110, 1000, 2900, 8000))
+        lines.append("_sum = " + "+".join(["1"] * n))
+    return "\n".join(lines).encode("utf-8", "surrogateescape")
+
+
 MUTATIONS: dict[str, Callable[[Chooser, str], bytes]] = {
     "delete_lines": delete_lines, "swap_tokens": swap_tokens, "truncate": truncate,
     "insert_unicode": insert_unicode, "invalid_bytes": invalid_bytes, "line_endings": line_endings,
-    "tabs": tabs, "long_line": long_line, "deep_nesting": deep_nesting,
+    "tabs": tabs, "long_line": long_line, "deep_nesting": deep_nesting, "hostile": hostile,
 }
 
 

@@ -40,3 +40,20 @@ def test_every_mutation_applies_to_every_example() -> None:
         for kind, fn in MUTATIONS.items():
             _, problems = lint_checked(fn(ch, text), SETTINGS, path=ex, twice=False)
             assert not problems, f"{ex} after {kind}:\n" + "\n".join(problems)
+
+
+def test_hostile_inputs_end_in_bounded_time() -> None:
+    """Every kind of the `hostile` mutation (huge constants, match statements, long elif and operator chains):
+    no crash and at most 60 s a file on this 2-core machine (each used to hang, explode or crash)."""
+    import random
+    import time
+
+    from fuzz_grammar import RandomChooser
+
+    text = TEXTS[sorted(TEXTS)[0]]
+    for seed in range(12):
+        mutated = MUTATIONS["hostile"](RandomChooser(random.Random(seed)), text)
+        start = time.perf_counter()
+        _, problems = lint_checked(mutated, SETTINGS, path="hostile.py", twice=False)
+        assert not problems, f"seed {seed}:\n" + "\n".join(problems)
+        assert time.perf_counter() - start < 60, f"seed {seed}: {time.perf_counter() - start:.0f} s"
