@@ -5,6 +5,9 @@
 For every kernel × shape pair in the results, every timed config is scored with the current model
 (kernlint.recommend.model via core._evaluate) and the model's favourite *among the timed configs* is looked
 up in the measured times: `pick/best` = best time / that config's time (1.000 = the model picks the fastest).
+The author's timed configs (gpu_configs.author_configs) are the incumbent, as in `kernlint recommend`
+(ranking.finish: kept unless the model predicts a gain above MODEL_ERROR; near-ties go to the config closest
+to the author's); `--model-only` ranks by the model alone, without the author (the replay before that rule).
 This measures ranking, not coverage: the live recommender also searches configs that were never timed,
 which only a GPU run (benchmarks/gpu_configs.py) can check. Held-out split: the model's row-kernel and
 stage terms were designed looking at shape index 0 and 2 of each kernel (`fit`); shape index 1 (`held`)
@@ -53,8 +56,10 @@ def saved_rows(paths: list[str], kernels: set[str] | None = None) -> Iterator[tu
                    core.learn_space(k, src, bucket))
 
 
-def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all") -> list[dict[str, Any]]:
-    from gpu_configs import split_of  # type: ignore[import-not-found]
+def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all",
+           model_only: bool = False) -> list[dict[str, Any]]:
+    from gpu_configs import author_configs, split_of  # type: ignore[import-not-found]
+    from timing import config_key  # type: ignore[import-not-found]
 
     from kernlint.hardware.specs import SPECS
     from kernlint.recommend import core, ranking
@@ -71,7 +76,17 @@ def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all"
                 scored.append((c, us, key))
         if not scored:
             continue
-        order = {id(c): i for i, c in enumerate(ranking.rank([c for c, _, _ in scored]))}
+        if model_only:
+            ranked = ranking.rank([c for c, _, _ in scored])
+        else:
+            authored = {config_key(c) for c in author_configs(name, r["shape"])}
+            rec = core.Recommendation(name, "h200", dict(r["shape"]), kind=ranking.kernel_kind(k.ir),
+                                      author_configs=[c for c, _, key in scored if key in authored])
+            rec.author, rec.author_floor_us = ranking.incumbent(rec.author_configs)
+            kept = ranking.finish(rec, [c for c, _, _ in scored], top_k=len(scored)).ranked
+            ids = {id(c) for c in kept}
+            ranked = kept + [c for c in ranking.rank([c for c, _, _ in scored]) if id(c) not in ids]
+        order = {id(c): i for i, c in enumerate(ranked)}
         scored.sort(key=lambda t: order[id(t[0])])
         best = min(us for _, us, _ in scored)
         out.append(dict(file=file, kernel=name, shape=r["shape"], split=split_of(idx),
@@ -91,7 +106,7 @@ def main(argv: list[str]) -> None:
     paths = [a for a in argv if a.endswith(".json")] or [str(ROOT / "benchmarks/gpu/h200_results.json")]
     kern = next((a.split("=", 1)[1] for a in argv if a.startswith("--kernels=")), None)
     split = next((a.split("=", 1)[1] for a in argv if a.startswith("--split=")), "all")
-    rows = replay(paths, set(kern.split(",")) if kern else None, split)
+    rows = replay(paths, set(kern.split(",")) if kern else None, split, "--model-only" in argv)
     for r in rows:
         shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
         print(f"{r['file'][:22]:<22} {r['split']:<4} {r['kernel']:<13} {shape:<48} pick/best {r['ratio']:.3f} "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import io
 import sys
 from typing import Any, TextIO
@@ -22,6 +23,9 @@ def add_parser(sub: Any) -> None:
                    help="run each offered config outside the author's space and the author's config under "
                         "TRITON_INTERPRET=1 on small random inputs; drop the ones whose results differ "
                         "(needs triton and torch)")
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="write configs outside the author's space to the store without --verify (a warning line "
+                        "per config); without it, only verified ones are written")
     p.add_argument("--verify-python", metavar="PATH",
                    help="interpreter with triton and torch that runs --verify (default: this one)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
@@ -250,7 +254,13 @@ def _search_target(k: Any, path: str, kid: str, spec: Any, shapes: list[Any], ar
             out.write(f"    {pick.space_note()}\n")
         for note in dict.fromkeys(n for r in recs for n in r.notes):
             out.write(f"    {note}\n")
-        entries.append(_entry(kid, spec.key, "*", pick))
+        kept = next((r for r in recs if r.kept_author), None)
+        if kept is not None:   # one bucket where the author's config stays: the "*" entry applies nothing
+            out.write(f"    kept the author's config: {kept.kept_author} (bucket {bucket_label(kept.bucket)})\n")
+            entries.append(_keep(kid, spec.key, "*", kept, kept.kept_author or ""))
+            return entries
+        fake = dataclasses.replace(recs[0], ranked=[pick], kept_author=None)
+        entries.append(store_entry(kid, spec.key, "*", fake, getattr(args, "allow_unverified", False), out))
         return entries
     for b, rec in zip(buckets, recs):
         label = bucket_label(b)
@@ -272,10 +282,45 @@ def _search_target(k: Any, path: str, kid: str, spec: Any, shapes: list[Any], ar
         out.writelines(f"    {note}\n" for note in rec.notes)
         if rec.author:
             out.write(f"    author: {rec.author.label()}  ({rec.author.score.rationale()})\n")
-        if rec.kept_author:
-            out.write(f"    note: {rec.kept_author}\n")
-        entries.append(_entry(kid, spec.key, label, rec.ranked[0]))
+        else:
+            out.write("    author: not known (no autotune list, and the launch's values do not evaluate)\n")
+        entries.append(store_entry(kid, spec.key, label, rec, getattr(args, "allow_unverified", False), out))
     return entries
+
+
+def store_entry(kid: str, target: str, label: str, rec: Any, allow_unverified: bool, out: TextIO) -> Entry:
+    """The store entry of one bucket, saying on `out` what is written: the top config; or, where the author's
+    config is kept, an entry that applies nothing (`Entry.keep`); or, instead of a config outside the
+    author's space that `--verify` did not pass, the best one inside it (`--allow-unverified` writes it,
+    with a warning)."""
+    if rec.kept_author:
+        out.write(f"    kept the author's config: {rec.kept_author}\n")
+        return _keep(kid, target, label, rec, rec.kept_author)
+    top = rec.ranked[0]
+    if not top.in_author_space and not _passed(top):
+        if allow_unverified:
+            out.write(f"    warning: {top.label()} is outside the author's space and was not verified; written "
+                      "because of --allow-unverified\n")
+            return _entry(kid, target, label, top)
+        inside = next((c for c in rec.ranked if c.in_author_space or _passed(c)), None)
+        if inside is None:
+            why = (f"the configs offered are outside the author's space and not verified (run --verify, or "
+                   f"--allow-unverified to write {top.label()} anyway)")
+            out.write(f"    kept the author's config: {why}\n")
+            return _keep(kid, target, label, rec, why)
+        out.write(f"    stored: {inside.label()} (the configs ranked above it are outside the author's space and "
+                  "not verified: --verify checks them)\n")
+        return _entry(kid, target, label, inside)
+    return _entry(kid, target, label, top)
+
+
+def _passed(c: Any) -> bool:
+    return bool(c.verified and c.verified.startswith("verified"))
+
+
+def _keep(kid: str, target: str, label: str, rec: Any, why: str) -> Entry:
+    config = rec.author.config() if rec.author is not None else {}
+    return Entry(kid, target, label, config, {}, f"kept the author's config: {why}", None, why)
 
 
 def _entry(kid: str, target: str, bucket: str, c: Any) -> Entry:

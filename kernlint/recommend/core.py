@@ -25,7 +25,7 @@ from kernlint.analysis.configs import ConfigPoint
 from kernlint.analysis.estimate import KernelEstimate, estimate, shape_symbols
 from kernlint.hardware.specs import GpuSpec
 from kernlint.recommend.model import Score, kernel_work, score
-from kernlint.recommend.ranking import finish, incumbent
+from kernlint.recommend.ranking import finish, incumbent, kernel_kind, rank
 from kernlint.recommend.source import KernelSource, check_asserts, evaluate_grid, read_kernel_source
 
 WARPS = (1, 2, 4, 8, 16, 32)
@@ -83,7 +83,10 @@ class Recommendation:
     searched: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
     author_tuned: bool = False           # the author's configs are an autotune list (tuned on some GPU)
-    kept_author: str | None = None       # why the author's tuned config stays first
+    kept_author: str | None = None       # why the author's config stays (the store then applies nothing)
+    kind: str = "dot"                    # ranking.kernel_kind: which MODEL_ERROR applies
+    doubts: list[str] = field(default_factory=list)   # why the time model cannot be trusted for this kernel
+    author_configs: list[Candidate] = field(default_factory=list)   # every author config that evaluates
     author_floor_us: float | None = None  # modelled time of the author config the model ranks first
     notes: list[str] = field(default_factory=list)   # `--verify`: what was verified, dropped or not verified
 
@@ -124,6 +127,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     fixed: dict[str, Any] = {}
     author_values: dict[str, frozenset[int]] = {}
     loop_steps = {ast_name(lf.step) for lf in src.loops.values()} - {None}
+    missing: list[str] = []   # tile constexprs the launch computes from sizes the bucket does not give
     # constexprs that size a tl.dot operand: Triton's frontend wants every dot dim >= 16 (min_dot_size), and
     # past 256 a dim is more than one MMA instruction (wgmma N <= 256) and its operands outgrow shared memory
     dot_dims: set[str] = set()
@@ -165,9 +169,21 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
             fixed[name] = Counter(map(repr, vals)).most_common(1)[0][0]
             fixed[name] = next(v for v in vals if repr(v) == fixed[name])
         elif name in tiles:
-            return Space({}, {}, [], [], author,
-                         f"`{name}` shapes a tile but its value is computed at the launch site; "
-                         f"pass it in the bucket (--shape {name}=...)")
+            # `BLOCK = triton.next_power_of_2(n_cols)` at the launch: derived once the sizes it reads are given
+            launched = src.launch_value(name, bucket)
+            if isinstance(launched, int) and not isinstance(launched, bool) and launched > 0:
+                fixed[name] = launched
+            else:
+                missing.append(name)
+    if missing:   # every name at once: one per run made a user run kernlint once per block size
+        needs = sorted({n for m in missing for n in src.launch_names(m)} - set(bucket))
+        hint = f" or the sizes the launch computes {'it' if len(missing) == 1 else 'them'} from " \
+               f"({', '.join(needs)})" if needs else ""
+        return Space({}, {}, [], [], author,
+                     f"{', '.join(f'`{m}`' for m in missing)} {'shapes a tile' if len(missing) == 1 else 'shape tiles'}"
+                     f" but {'its value is' if len(missing) == 1 else 'their values are'} computed at the launch "
+                     f"site; pass {'it' if len(missing) == 1 else 'them'} in the bucket "
+                     f"(--shape {','.join(f'{m}=...' for m in missing)}){hint}")
     rel: list[tuple[str, str, str]] = []
     auto = [p for p in given if p.origin == "autotune"]
     for a, b in itertools.permutations(tunable, 2):
@@ -314,6 +330,7 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
         return rec
     if kernel.ir.unmodelled:
         rec.reason = "the model does not cover: " + "; ".join(u.construct for u in kernel.ir.unmodelled[:3])
+    rec.kind = kernel_kind(kernel.ir)
     names = list(space.tunable)
     cands: list[Candidate] = []
     for combo in itertools.product(*(space.tunable[n] for n in names)):
@@ -345,14 +362,57 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
                     cands.append(c)
     authors = []
     for p in space.author_points:
+        p = launch_point(p, src, env)
         if not p.unknown:
             vals = {**space.fixed, **{k: v for k, v in p.constexprs.items() if k in kernel.ir.constexprs}}
             a = _evaluate(kernel, src, spec, vals, p.num_warps, p.num_stages, env)
             if a:
+                a.in_author_space = True
                 authors.append(a)
     rec.author, rec.author_floor_us = incumbent(authors)
+    rec.author_configs = authors
     rec.author_tuned = any(p.origin == "autotune" for p in space.author_points)
+    rec.doubts = model_doubts(kernel.ir, cands[:1] and rank(cands)[:1])
     return finish(rec, cands, top_k)
+
+
+def launch_point(p: ConfigPoint, src: KernelSource, env: Mapping[str, Any]) -> ConfigPoint:
+    """A launch site's config with what the static evaluation left unknown or defaulted (`BLOCK_SIZE=block`,
+    `num_warps=num_warps` computed in the launching function) evaluated under the bucket: the author line
+    showed Triton's default 4 warps, or nothing, for such launches."""
+    if p.origin != "launch":
+        return p
+    constexprs, unknown = dict(p.constexprs), dict(p.unknown)
+    for name in list(unknown):
+        v = src.launch_value_in_order(name, env)
+        if isinstance(v, (int, float, bool)):
+            constexprs[name] = v
+            del unknown[name]
+    opts = {}
+    for name in ("num_warps", "num_stages"):
+        v = src.launch_value_in_order(name, env) if name in p.defaulted else None
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            opts[name] = v
+    if not opts and constexprs == p.constexprs:
+        return p
+    return dataclasses.replace(p, constexprs=constexprs, unknown=unknown, **opts,
+                               defaulted=tuple(d for d in p.defaulted if d not in opts))
+
+
+def model_doubts(ir: Any, top: list[Candidate]) -> list[str]:
+    """Why the time model does not understand what drives this kernel's time (empty: it does): constructs it
+    does not model (KL002), a tl.dot whose work it cannot count (compute 0.00), a grid or loop trip count
+    it could not evaluate. With any of them, the author's config stays."""
+    out = []
+    if ir.unmodelled:
+        where = ", ".join(f"line {u.line}: {u.construct}" for u in ir.unmodelled[:3])
+        out.append(f"the model does not cover {where} (KL002)")
+    if top:
+        sc = top[0].score
+        if any(op.kind == "dot" for op, _ in ir.walk()) and not sc.terms.get("compute"):
+            out.append("a tl.dot whose operands the model does not follow (compute 0.00)")
+        out += [n for n in sc.notes if n.startswith(("grid unknown", "loop trip count unknown"))]
+    return out
 
 
 def buckets_for(kernel: Any, shapes: Mapping[str, int] | None) -> list[dict[str, int]]:

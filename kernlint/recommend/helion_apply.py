@@ -78,8 +78,9 @@ def _matches(e: Any, fn: Any) -> str | None:
 
 
 def find_entry(kernel: Any, entries: list[Any], target: str | None, bucket: str | None = None) -> Any:
-    """The entry of `kernel` for `target` (and `bucket`, else "*", else the first bucket). No target, no
-    entry: with None it used to take whichever GPU's entry sorted first."""
+    """The entry of `kernel` for `target` and `bucket`, else its "*" entry, else None (the author's config
+    stays); an entry that keeps the author's config is None too. No target, no entry: with None it used to
+    take whichever GPU's entry sorted first."""
     if target is None:
         return None
     fn = getattr(kernel, "fn", kernel)
@@ -96,15 +97,31 @@ def find_entry(kernel: Any, entries: list[Any], target: str | None, bucket: str 
             mine.append(e)
     if not mine:
         return None
-    if bucket is not None:
-        hit = next((e for e in mine if e.bucket == bucket), None)
-        if hit is not None:
-            return hit
-    return next((e for e in mine if e.bucket == "*"), min(mine, key=lambda e: e.bucket))
+    hit = next((e for e in mine if e.bucket == bucket), None) if bucket is not None else None
+    if hit is None:
+        # never another shape's bucket: one applied to every shape silently was the alphabetically first
+        hit = next((e for e in mine if e.bucket == "*"), None)
+    return hit if hit is not None and hit.keep is None else None
+
+
+def bucket_of(entries: list[Any], sizes: dict[str, Any]) -> str | None:
+    """The bucket label of `entries` that `sizes` (a call's extents, by the names the store uses) fall in,
+    rounded up to a power of two as `recommend` stores them; None when no entry's names are all known."""
+    def pow2(v: Any) -> Any:
+        return 1 << max(0, v - 1).bit_length() if isinstance(v, int) and not isinstance(v, bool) and v > 0 else v
+
+    for e in entries:
+        if e.bucket == "*":
+            continue
+        names = sorted(kv.split("=", 1)[0] for kv in e.bucket.split(","))
+        if all(n in sizes for n in names):
+            return ",".join(f"{n}={pow2(sizes[n])}" for n in names)
+    return None
 
 
 def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "replace",
-          args: tuple[Any, ...] | None = None, bucket: str | None = None) -> Any:
+          args: tuple[Any, ...] | None = None, bucket: str | None = None,
+          sizes: dict[str, Any] | None = None) -> Any:
     """Apply the store's recommendation to a `helion.Kernel` without editing it; returns the helion.Config
     applied, or None (no entry for this kernel/target, or a stale one: the author's configs stay).
 
@@ -112,7 +129,9 @@ def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "
     (kernlint.shim.target). With none of them (no GPU, a GPU that is not a kernlint target) nothing is
     applied, and that is logged: as in the Triton shim, another GPU's entry is never used.
     mode: "replace" (the only config: Helion skips autotuning) or "seed" (first, before the author's configs).
-    args: pin for this binding only (`kernel.bind(args).set_config(cfg)`), leaving kernel.configs alone."""
+    args: pin for this binding only (`kernel.bind(args).set_config(cfg)`), leaving kernel.configs alone.
+    bucket / sizes: the store bucket to apply ("m=4096,n=4096"), or the call's sizes by the `--shape` names
+    ({"m": 4000, "n": 4096}) to find it; without either only a "*" entry applies (never another shape's)."""
     import helion
 
     from kernlint.hardware.specs import resolve_target
@@ -129,7 +148,10 @@ def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "
         log.warning("kernlint: %s: no target known (%s); %s not applied, the author's configs stay",
                     getattr(getattr(kernel, "fn", kernel), "__qualname__", kernel), why, store_path)
         return None
-    e = find_entry(kernel, read_store(store_path), target, bucket)
+    entries = read_store(store_path)
+    if bucket is None and sizes:
+        bucket = bucket_of([e for e in entries if e.target == target], sizes)
+    e = find_entry(kernel, entries, target, bucket)
     if e is None:
         return None
     cfg = helion.Config(**{k: v for k, v in (e.config.get("kwargs") or {}).items()},

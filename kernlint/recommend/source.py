@@ -126,6 +126,42 @@ class KernelSource:
     # `assert` statements of the host functions that launch the kernel, each with the host names that are
     # passed straight to a kernel parameter (`BLOCK_SIZE=block` → {"block": "BLOCK_SIZE"})
     launch_asserts: list[tuple[ast.expr, dict[str, str]]] = field(default_factory=list)
+    # per launch: the launching function and the line of the launch, for `launch_value_in_order`
+    launch_fns: list[tuple[ast.FunctionDef, int]] = field(default_factory=list)
+
+    def launch_value_in_order(self, name: str, env: Mapping[str, Any]) -> Any:
+        """Like `launch_value`, but the launching function's statements before the launch are evaluated in
+        order, `if`s included: `num_warps = 4; if BLOCK >= 2048: num_warps = 8` is 8 at BLOCK 4096, where
+        following every binding of a local gives the largest, 16. A value the bucket gives stays when the
+        function computes it from something unknown (`n_rows, n_cols = x.shape`)."""
+        for (args, _, _), (fn, line) in zip(self.launches, self.launch_fns):
+            if name not in args:
+                continue
+            scope = dict(env)
+            _run_in_order(fn.body, scope, env, line)
+            val = SafeEval(scope)(args[name])
+            if val is not None:
+                return val
+        return None
+
+    def launch_names(self, name: str) -> list[str]:
+        """The host names the launch's expression for `name` reads, through the launching function's locals
+        (`BLOCK = next_power_of_2(N)`, `N = x.shape[1]` → N), for a message asking for them."""
+        out: list[str] = []
+        for args, loc, _ in self.launches:
+            todo, seen = [args[name]] if name in args else [], set()
+            while todo:
+                expr = todo.pop()
+                # `x.shape[1]`, `triton.next_power_of_2`: a tensor or module, not a size to give
+                owners = {id(a.value) for a in ast.walk(expr) if isinstance(a, ast.Attribute)}
+                for n in ast.walk(expr):
+                    if isinstance(n, ast.Name) and n.id not in seen and id(n) not in owners \
+                            and n.id not in ("min", "max"):
+                        seen.add(n.id)
+                        if n.id != name:
+                            out.append(n.id)
+                        todo += loc.get(n.id, [])
+        return list(dict.fromkeys(out))
 
     def launch_value(self, name: str, env: Mapping[str, Any]) -> Any:
         """The value the first launch that evaluates passes for `name` under `env` (None if none does)."""
@@ -135,6 +171,44 @@ class KernelSource:
                 if val is not None:
                     return val
         return None
+
+
+def _run_in_order(body: list[ast.stmt], scope: dict[str, Any], given: Mapping[str, Any], stop: int) -> bool:
+    """Evaluate simple assignments and `if`s of `body` into `scope` until the statement at line `stop`;
+    False once it is reached. A name whose value does not evaluate is dropped (unless `given` has it)."""
+    def bind(target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            if value is not None:
+                scope[target.id] = value
+            elif target.id in given:
+                scope[target.id] = given[target.id]
+            else:
+                scope.pop(target.id, None)
+        elif isinstance(target, ast.Tuple):
+            vals = value if isinstance(value, tuple) and len(value) == len(target.elts) else [None] * len(target.elts)
+            for t, v in zip(target.elts, vals):
+                bind(t, v)
+
+    for st in body:
+        if st.lineno <= stop <= (st.end_lineno or st.lineno) and not isinstance(st, ast.If):
+            return False
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                bind(t, SafeEval(scope)(st.value))
+        elif isinstance(st, (ast.AnnAssign, ast.AugAssign)) and isinstance(st.target, ast.Name) and st.value:
+            node = st.value if isinstance(st, ast.AnnAssign) else ast.BinOp(st.target, st.op, st.value)
+            bind(st.target, SafeEval(scope)(node))
+        elif isinstance(st, ast.If):
+            cond = SafeEval(scope)(st.test)
+            branches = [st.body] if cond is True else [st.orelse] if cond is False else [st.body, st.orelse]
+            for b in branches:
+                if cond is None:   # either branch may run: what they assign is unknown after it
+                    for n in ast.walk(ast.Module(b, [])):
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                            bind(n, None)
+                elif not _run_in_order(b, scope, given, stop):
+                    return False
+    return True
 
 
 def _locals(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
@@ -216,6 +290,7 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
                     out.grids.append((node.func.slice, loc))
                     args = _launch_args(node, kernel_params)
                     out.launches.append((args, loc, _defaults(fn)))
+                    out.launch_fns.append((fn, node.lineno))
                     passed = {e.id: p for p, e in args.items() if isinstance(e, ast.Name)}
                     out.launch_asserts += [(a.test, passed) for a in ast.walk(fn) if isinstance(a, ast.Assert)]
     return out

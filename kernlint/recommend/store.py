@@ -71,12 +71,17 @@ class Entry:
     # {"in_author_space": False, "outside": {"BLOCK_SIZE": "4096"}, "verified": "..."}; None (and no key in
     # the file) for a config inside the author's space, so stores written before this field read unchanged
     space: dict[str, Any] | None = None
+    # why the author's config stays for this kernel/bucket: the shim applies nothing here (not even the "*"
+    # entry), and `config` is the author's config for the reader, when known
+    keep: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {"kernel": self.kernel, "target": self.target, "bucket": self.bucket, "config": self.config,
                "estimate": self.estimate, "rationale": self.rationale}
         if self.space is not None:
             out["space"] = self.space
+        if self.keep is not None:
+            out["keep"] = self.keep
         return out
 
 
@@ -150,8 +155,11 @@ def _entry(path: str, i: int, e: Any) -> Entry:
     for key in ("estimate", "space"):
         if e.get(key) is not None and not isinstance(e[key], dict):
             raise bad(key, "an object", e[key])
+    if e.get("keep") is not None and not isinstance(e["keep"], str):
+        raise bad("keep", "a string", e["keep"])
     return Entry(e["kernel"], e["target"], str(e.get("bucket", "*")), cfg, dict(e.get("estimate") or {}),
-                 str(e.get("rationale", "")), dict(e["space"]) if isinstance(e.get("space"), dict) else None)
+                 str(e.get("rationale", "")), dict(e["space"]) if isinstance(e.get("space"), dict) else None,
+                 e.get("keep"))
 
 
 def stale_entries(entries: list[Entry], current: dict[tuple[str, str], str]) -> list[tuple[Entry, str]]:

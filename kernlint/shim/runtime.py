@@ -58,10 +58,12 @@ class _Plan:
         if self.keys:
             label = ",".join(f"{k}={_pow2(bound.get(k))}" for k in sorted(self.keys))
             e = self.by_bucket.get(label)
+            if e is not None and e.keep is not None:   # `recommend` kept the author's config for this bucket
+                return None
             if e is not None and label not in self.failed:
                 return e
         e = self.by_bucket.get("*")
-        return e if e is not None and "*" not in self.failed else None
+        return e if e is not None and e.keep is None and "*" not in self.failed else None
 
 
 class _Tuned:

@@ -106,5 +106,12 @@ def test_seed_configs_returns_top_k_feasible_configs(monkeypatch: pytest.MonkeyP
     for s in seeds:
         assert "M" not in s.kwargs                 # shape names are launch arguments, not constexprs
         assert _model_order([FakeConfig(dict(s.kwargs, **SHAPE), s.num_warps, s.num_stages)])  # feasible
-    # the first seed is the model's favourite among the seeds
-    assert _model_order(seeds)[0] is seeds[0]
+    # the first seed is the model's favourite among the seeds, or the author's config (examples/matmul.py's
+    # autotune list), kept first when the model's gain over it is within its error (ranking.MODEL_ERROR)
+    author = [(128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 32, 4, 4),
+              (128, 64, 64, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 5)]
+    first = seeds[0]
+    key = (first.kwargs["BLOCK_M"], first.kwargs["BLOCK_N"], first.kwargs["BLOCK_K"], first.num_warps,
+           first.num_stages)
+    assert _model_order(seeds)[0] is first or key in author
+    assert _model_order(seeds[1:]) == seeds[1:]
