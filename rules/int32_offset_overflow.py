@@ -131,8 +131,11 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             # larger; `%`, `//` and the like make an index or a count again (`pid % num_pid_m` < M)
             factors[op.result.id] = (sum(counts) if fn == "*" else max(kept, default=0)
                                      if fn in (None, "+", "-", "where") else 0)
-            if fn == "*" and counts and max(counts) >= 1 and _scaled(op):
-                factors[op.result.id] += 1   # `bos * H` with a constexpr H: a flattened index scaled again
+            # `bos * H` with a constexpr H: a flattened program-id index scaled again. A stride scaled by a
+            # block size (`BH * stride_qh`, the stride of a block of BH heads) is still one stride
+            if fn == "*" and _scaled(op) and any(factors.get(v.id, 0) >= 1 and v.id in from_pid
+                                                 for v in op.operands):
+                factors[op.result.id] += 1
         elif op.result.dtype in ("i64", "u64") and any(v.id in from_pid or v.id in pid64 for v in op.operands):
             pid64.add(op.result.id)
 
@@ -181,11 +184,34 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
     def reaches_pointer(start: int) -> int | None:
         """None when the product reaches no pointer unwidened, else the most runtime factors an offset it
         flows into carries (`bos = i_b * T` flows into `(bos + i_t) * stride_t`: two)."""
-        seen: set[int] = set()
-        reached = pointers_reached(start, seen)
+        reached = pointers_reached(start)
         if not reached or all(widened_elsewhere(p) for p in reached):
             return None
-        return max(factors.get(v, 0) for v in seen)
+        return scaled_along(start)
+
+    def scaled_along(start: int) -> int:
+        """The most runtime factors the product carries on its way to an address: its own, plus what each
+        later `*` multiplies it by. A large term only added to it is not its own: in `base + offs_m * N`
+        (`base = pid_b * M * N`, flagged on its own line) `offs_m * N` stays below one M x N matrix."""
+        best = {start: factors.get(start, 0)}
+        frontier = [start]
+        while frontier:
+            vid = frontier.pop()
+            for op in users.get(vid, []):
+                if op.kind == "load":
+                    continue
+                fn = op.attrs.get("fn") if op.kind == "elementwise" else None
+                n = best[vid]
+                if fn == "*":
+                    n += sum(factors.get(v.id, 0) for v in op.operands if v.id != vid) + (1 if _scaled(op) else 0)
+                elif fn not in (None, "+", "-", "where"):
+                    n = 0     # `%`, `//`: an index again
+                n = min(n, 8)  # a loop-carried product cannot grow it without end
+                for r in op.all_results():
+                    if r.dtype in ("i32", "u32") and n > best.get(r.id, -1):
+                        best[r.id] = n
+                        frontier.append(r.id)
+        return max(best.values())
 
     for op in ops:
         if op.kind != "elementwise" or op.attrs.get("fn") != "*" or op.result is None or len(op.operands) != 2:

@@ -35,3 +35,44 @@ def test_a_size_added_to_the_index_does_not_scale_it() -> None:
 def test_a_size_multiplied_into_the_index_still_does() -> None:
     # (pid * state_len + arange) * stride: a flattened batch-times-rows offset, scaled again by the stride
     assert _kl303("tl.program_id(0) * state_len + tl.arange(0, BLOCK_M)") == {Severity.WARNING}
+
+
+_BATCHED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def tril(x_ptr, M, N, stride_h, BLOCK: tl.constexpr, BH: tl.constexpr):
+    pid_m, pid_b = tl.program_id(0), tl.program_id(1)
+    offs_m = pid_m * BLOCK + tl.arange(0, BLOCK)
+    base = pid_b * M * N
+    idxs = base + offs_m * N
+    x = tl.load(x_ptr + idxs)
+    tl.store(x_ptr + pid_b * (BH * stride_h) + offs_m, x)
+
+
+def launch(x, M, N):
+    tril[(1, 1)](x, M, N, x.stride(0), BLOCK=16, BH=4)
+'''
+
+
+def _by_line(src: str) -> dict[int, Severity]:
+    return {d.span.start.line: d.severity for d in lint_source(src, "k.py").diagnostics if d.code == "KL303"}
+
+
+def test_the_flattened_batch_term_is_the_warning_not_the_index_added_to_it() -> None:
+    found = _by_line(_BATCHED)
+    assert found[9] is Severity.WARNING           # base = pid_b * M * N: the whole B x M x N tensor
+    assert found.get(10, Severity.INFO) is Severity.INFO     # offs_m * N: below one M x N matrix
+
+
+def test_a_stride_scaled_by_a_block_size_is_one_stride() -> None:
+    # pid_b * (BH * stride_h): the stride of a block of BH heads, one index times one stride (flag-gems'
+    # sparse MLA kernels)
+    assert _by_line(_BATCHED).get(12, Severity.INFO) is Severity.INFO
+
+
+def test_fla_batch_offset_stays_a_warning() -> None:
+    from kernlint.rules.int32_offset_overflow import _BATCH
+
+    assert set(_by_line(_BATCH).values()) == {Severity.WARNING}
