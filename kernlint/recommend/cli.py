@@ -17,6 +17,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--target", action="append", default=[], metavar="GPU", help="h100 (default), h200, b200, ...")
     p.add_argument("--shape", action="append", default=[], metavar="K=V,...",
                    help="a shape bucket, e.g. M=4096,N=4096,K=1024 (repeatable; a constexpr here is fixed)")
+    p.add_argument("--kernel", metavar="NAME", help="search only this kernel of the file(s)")
     p.add_argument("--top-k", type=_positive, default=3, metavar="N", help="configs shown per bucket (%(default)s)")
     p.add_argument("-o", "--output", metavar="PATH", help="write the config store (kernlint.lock.json)")
     p.add_argument("--verify", action="store_true",
@@ -83,9 +84,10 @@ def _shape_text(shape: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in shape.items())
 
 
-def _unused_shape_keys(shapes: list[dict[str, Any]], result: Any) -> list[str]:
-    """--shape names that no searched kernel can read: neither a parameter of a Triton kernel nor a name in
-    the launch sites of its file (a host size the grid uses). Helion kernels name their sizes freely."""
+def _shape_names(result: Any) -> set[str]:
+    """The names a --shape may use: parameters of a Triton kernel, names at its launch sites and the locals of
+    the launching functions (a host size the grid or a launch-computed block reads); a Helion kernel's
+    extents (the sizes its host code unpacks)."""
     import ast as ast_
 
     from kernlint.recommend.source import read_kernel_source
@@ -94,13 +96,33 @@ def _unused_shape_keys(shapes: list[dict[str, Any]], result: Any) -> list[str]:
     for f in result.files:
         for k in f.kernels:
             if getattr(k.jit, "helion", None) is not None:
-                return []
+                known.update(getattr(k.ir, "extents", {}) or {})
+                continue
             known.update(p.name for p in k.jit.params)
             src = read_kernel_source(k.jit.path, k.jit.name)
             for expr, local in src.grids:
                 known.update(n.id for n in ast_.walk(expr) if isinstance(n, ast_.Name))
                 known.update(local)
-    return sorted({key for shape in shapes for key in shape} - known)
+    return known
+
+
+def match_shape_names(shapes: list[dict[str, Any]], known: set[str]) -> tuple[list[dict[str, Any]], str | None]:
+    """`--shape` names as the kernels spell them: an exact name stays, another is matched ignoring case when
+    exactly one known name matches; the rest are one error naming every unknown name and the valid ones."""
+    out, bad = [], []
+    for shape in shapes:
+        fixed: dict[str, Any] = {}
+        for key, v in shape.items():
+            hits = [key] if key in known else [n for n in known if n.lower() == key.lower()]
+            if len(hits) == 1:
+                fixed[hits[0]] = v
+            else:
+                bad.append(f"{key} (could be {' or '.join(sorted(hits))})" if hits else key)
+        out.append(fixed)
+    if bad:
+        return shapes, (f"--shape {', '.join(dict.fromkeys(bad))}: not a size of any kernel searched; valid names: "
+                        f"{', '.join(sorted(known, key=str.lower)) or '(none)'}")
+    return out, None
 
 
 def analysis_arg_types(specs: list[str]) -> dict[str, str]:
@@ -160,12 +182,21 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(f"kernlint: error: {exc}\n")
         return 2
     result = lint_paths(args.paths, Settings(targets=tuple(t.key for t in targets), arg_types=arg_types))
-    shapes = _same_buckets(shapes, out)
-    unused = _unused_shape_keys(shapes, result)
-    if unused:   # `--shape Q=5`: stored as bucket Q=8, which the shim can never match (Q is never bound)
-        sys.stderr.write(f"kernlint: error: --shape {', '.join(unused)}: not a parameter of any kernel searched "
-                         f"nor a name at its launch sites\n")
+    if args.kernel:   # one kernel of the file(s); a wrong name lists the kernels found
+        found = [k.jit.qualname for f in result.files for k in f.kernels]
+        for f in result.files:
+            f.kernels = [k for k in f.kernels if args.kernel in (k.jit.qualname, k.jit.name)]
+        if not any(f.kernels for f in result.files):
+            sys.stderr.write(f"kernlint: error: --kernel {args.kernel}: no such kernel; found: "
+                             f"{', '.join(found) or '(none)'}\n")
+            return 2
+    # `--shape Q=5` was stored as bucket Q=8, which the shim can never match; `--shape M=...` for `m` was
+    # silently searched at the default size
+    shapes, bad = match_shape_names(shapes, _shape_names(result))
+    if bad:
+        sys.stderr.write(f"kernlint: error: {bad}\n")
         return 2
+    shapes = _same_buckets(shapes, out)
     unreadable = 0
     internal = 0   # kernels whose search raised: reported, the rest still searched (exit 2)
     for f in result.files:   # a file that does not parse has no kernels to search: say so, do not skip quietly
@@ -235,7 +266,7 @@ def _search_target(k: Any, path: str, kid: str, spec: Any, shapes: list[Any], ar
     if getattr(k.jit, "helion", None) is not None:   # Helion kernels: kernlint/recommend/helion.py
         from kernlint.recommend.helion import cli_entries
         out.write(f"{path}::{k.jit.qualname} [{spec.key}]\n")
-        return cli_entries(k, path, spec, [dict(s) for s in shapes], args.top_k, out)
+        return cli_entries(k, path, spec, [dict(s) for s in shapes], args.top_k, out, analysis_arg_types(args.arg))
     buckets = [dict(s) for s in shapes] if shapes else buckets_for(k, None)
     recs = [recommend(k, spec, b, top_k=max(args.top_k, 50 if not shapes else args.top_k) + extra)
             for b in buckets]

@@ -284,7 +284,7 @@ def evaluate(target: HelionTarget, config: dict[str, Any], spec: Any, bucket: Ma
 def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k: int = 5) -> Any:
     """Ranked feasible `helion.Config`s for one GPU and shape bucket (a kernlint.recommend.core.Recommendation)."""
     from kernlint.recommend.core import Recommendation
-    from kernlint.recommend.ranking import finish, incumbent
+    from kernlint.recommend.ranking import finish, incumbent, kernel_kind
 
     rec = Recommendation(f"{target.kernel.module}.{target.kernel.qualname}", spec.key, dict(bucket))
     if target.ir.unmodelled:
@@ -313,6 +313,11 @@ def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k:
     authors = [a for p in target.points if not p.unknown
                if (a := evaluate(target, author_config(target, p), spec, bucket)) is not None]
     rec.author, rec.author_floor_us = incumbent(authors)
+    rec.author_configs = authors
+    rec.kind = kernel_kind(target.ir)
+    if target.ir.unmodelled:   # as for Triton kernels (core.model_doubts): the author's config stays
+        rec.doubts = ["the model does not cover " + ", ".join(f"line {u.line}: {u.construct}"
+                                                             for u in target.ir.unmodelled[:3])]
     return finish(rec, cands, top_k)
 
 
@@ -339,5 +344,5 @@ def config_text(c: Any) -> str:
 
 # The config-store, apply and codemod halves live in helion_apply.py; re-exported for callers of this module.
 from kernlint.recommend.helion_apply import (  # noqa: E402, F401
-    apply, cli_entries, entry, find_entry, fix_source, kernel_id_for, write_entries,
+    apply, bucket_of, cli_entries, entry, find_entry, fix_source, kernel_id_for, write_entries,
 )

@@ -43,11 +43,13 @@ def write_entries(path: str, entries: list[Any], merge: bool = True) -> None:
                 f"kernlint {__version__}")
 
 
-def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top_k: int, out: Any) -> list[Any]:
+def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top_k: int, out: Any,
+                arg_types: dict[str, str] | None = None) -> list[Any]:
     """`kernlint recommend` for one Helion kernel (KernelAnalysis `ka`) and target: print, return store entries.
-    Without --shape the extents are DEFAULT_SHAPE (bucket "*")."""
+    Without --shape the extents are DEFAULT_SHAPE (bucket "*"); `arg_types` are `--arg`'s (they were ignored:
+    every Helion kernel was modelled as fp16)."""
     from kernlint.recommend.core import bucket_label
-    t = load_kernel(path, ka.jit.qualname)
+    t = load_kernel(path, ka.jit.qualname, arg_types)
     entries = []
     for b in shapes or [{}]:
         label = bucket_label(b) if b else "*"
@@ -62,6 +64,15 @@ def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top
                 out.write(f"       {c.stages_note()}\n")
         if rec.author:
             out.write(f"    author: {config_text(rec.author)}  ({rec.author.score.rationale()})\n")
+        if rec.kept_author:   # the incumbent stays: an entry that applies nothing
+            from kernlint.recommend.cli import _keep
+            out.write(f"    kept the author's config: {rec.kept_author}\n")
+            e = _keep(kernel_id_for(t), rec.target, label, rec, rec.kept_author)
+            e.config = {"kwargs": {k: v for k, v in rec.author.constexprs.items()}, "num_warps": rec.author.num_warps,
+                        "num_stages": rec.author.num_stages, "frontend": "helion"} if rec.author else \
+                {"frontend": "helion"}
+            entries.append(e)
+            continue
         entries.append(entry(t, rec, label))
     return entries
 
