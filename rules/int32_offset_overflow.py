@@ -93,6 +93,24 @@ def _scaled(op: Op) -> bool:
     return len(op.operands) == 1 and scalar is not None and value not in (0, 1)
 
 
+def _dividends(op: Op, producer: dict[int, Op]) -> list[Value]:
+    """The dividend x of a product `(x // s) * s` (either order), which is at most x: decoding a flat index
+    (`n = nc // C; c = nc - n * C`) adds no range."""
+    if len(op.operands) != 2:
+        return []
+    out = []
+    for q, s in (op.operands, op.operands[::-1]):
+        made = producer.get(q.id)
+        if (made is not None and made.kind == "elementwise" and made.attrs.get("fn") == "//"
+                and len(made.operands) == 2 and made.operands[1].id == s.id):
+            out.append(made.operands[0])
+    return out
+
+
+def _decoded(op: Op, producer: dict[int, Op]) -> bool:
+    return bool(_dividends(op, producer))
+
+
 def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
     """Each risky product, its program-id operand, whether that operand is a program id itself (not a
     tile or index derived from one, such as `offs_m = pid * BLOCK + tl.arange(...)`), and how many runtime
@@ -133,6 +151,8 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
                                      if fn in (None, "+", "-", "where") else 0)
             # `bos * H` with a constexpr H: a flattened program-id index scaled again. A stride scaled by a
             # block size (`BH * stride_qh`, the stride of a block of BH heads) is still one stride
+            if fn == "*" and _decoded(op, producer):
+                factors[op.result.id] = max((factors.get(v.id, 0) for v in _dividends(op, producer)), default=0)
             if fn == "*" and _scaled(op) and any(factors.get(v.id, 0) >= 1 and v.id in from_pid
                                                  for v in op.operands):
                 factors[op.result.id] += 1
@@ -221,9 +241,11 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
         a, b = op.operands
         if ((a.id in from_pid and b.id in from_arg and b.id not in from_pid)
                 or (b.id in from_pid and a.id in from_arg and a.id not in from_pid)):
+            if _decoded(op, producer):
+                continue   # (x // s) * s <= x
+            pid = a if a.id in from_pid else b
+            made = producer.get(pid.id)
             if (n := reaches_pointer(op.result.id)) is not None:
-                pid = a if a.id in from_pid else b
-                made = producer.get(pid.id)
                 yield op, pid, made is not None and made.kind == "program_id", n
 
 

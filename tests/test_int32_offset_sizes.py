@@ -76,3 +76,22 @@ def test_fla_batch_offset_stays_a_warning() -> None:
     from kernlint.rules.int32_offset_overflow import _BATCH
 
     assert set(_by_line(_BATCH).values()) == {Severity.WARNING}
+
+
+def test_a_quotient_times_its_divisor_is_bounded_by_the_dividend() -> None:
+    # flag-gems' upsample/pixel-shuffle kernels decode a flat index: n = nc // C; c = nc - n * C
+    src = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def planes(x_ptr, C, sN, sC, BLOCK: tl.constexpr):
+    nc = tl.program_id(1)
+    n = nc // C
+    c = nc - n * C
+    x = tl.load(x_ptr + n * sN + c * sC + tl.arange(0, BLOCK))
+    tl.store(x_ptr + n * sN + c * sC + tl.arange(0, BLOCK), x * 2)
+'''
+    found = _by_line(src)
+    assert 9 not in found            # n * C <= nc
+    assert found[10] is Severity.INFO    # n * sN: one index times one stride, still reported as info
