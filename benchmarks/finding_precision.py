@@ -51,6 +51,11 @@ class Label:
     reason: str
 
 
+def labels_digest(path: Path = LABELS) -> str:
+    """sha256 of the labels file: the committed summary names the labels it scored."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def load_labels(path: Path = LABELS) -> list[Label]:
     out = []
     for n, raw in enumerate(path.read_text().splitlines(), 1):
@@ -125,7 +130,9 @@ def score(labels: list[Label], runs: dict[str, PackageRun]) -> dict[str, object]
                           "per_kernel": round(sum(warn.values()) / r.kernels, 4) if r.kernels else 0.0}
     kernels = sum(p["kernels"] for p in packages.values())
     warnings = sum(p["warnings"] for p in packages.values())
-    return {"rules": table, "packages": packages, "no_longer_reported": gone,
+    return {"labels_sha256": labels_digest(), "targets": {"precision": TARGET_PRECISION,
+                                                           "per_kernel": TARGET_PER_KERNEL},
+            "rules": table, "packages": packages, "no_longer_reported": gone,
             "corpus": {"kernels": kernels, "warnings": warnings,
                        "per_kernel": round(warnings / kernels, 4) if kernels else 0.0,
                        "by_rule": dict(sorted(sum((Counter(p["by_rule"]) for p in packages.values()), Counter()).items()))}}
@@ -154,12 +161,19 @@ def main() -> int:
     ap.add_argument("--dump", type=Path, help="write every current finding here, one JSON object a line (for labelling)")
     ap.add_argument("--write", action="store_true", help=f"rewrite {SUMMARY.relative_to(ROOT)}")
     ap.add_argument("--json", type=Path, help="write the summary here too")
+    ap.add_argument("--save-runs", type=Path, help="write each package's kernels and findings here")
+    ap.add_argument("--runs", type=Path, help="score the runs saved by --save-runs instead of linting again "
+                                              "(after labelling)")
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print("no corpus: run `python benchmarks/corpus.py` first", file=sys.stderr)
         return 2
     dirs = sorted(d for d in CORPUS.iterdir() if d.is_dir() and (not args.only or any(d.name.startswith(o) for o in args.only)))
     runs = {}
+    if args.runs:
+        runs = {name: PackageRun(r["kernels"], r["skipped_vendor"], [tuple(f) for f in r["findings"]])
+                for name, r in json.loads(args.runs.read_text()).items()}
+        dirs = []
     dump = args.dump.open("w") if args.dump else None
     for d in dirs:
         runs[d.name] = lint_package(d)
@@ -169,6 +183,9 @@ def main() -> int:
             dump.write(json.dumps({"package": d.name, "file": f, "line": n, "rule": c, "severity": s,
                                    "hash": line_hash(text), "text": text.strip()[:160]}) + "\n")
             dump.flush()
+    if args.save_runs:
+        args.save_runs.write_text(json.dumps({n: {"kernels": r.kernels, "skipped_vendor": r.skipped_vendor,
+                                                  "findings": r.findings} for n, r in runs.items()}))
     summary = score(load_labels(), runs)
     print(render(summary))
     if args.json:
