@@ -138,15 +138,13 @@ def discover(paths: Iterable[str]) -> list[str]:
 
 
 def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parsed:
-    from kernlint.frontend.helion import mentions_helion
-    from kernlint.frontend.kernels import collect_module_facts, facts_without_kernels, may_define_or_launch
-    from kernlint.frontend.parse import ParseFailure, check_syntax, decode_source, parse_text
-    from kernlint.ir.lower import ModuleRef
+    from kernlint.frontend.parse import ParseFailure, check_syntax, decode_source
+    from kernlint.frontend.prescan import facts_without_kernels, may_hold_kernels
 
     text = decode_source(data, limit=None)   # the size limit was applied when the file was read
     if isinstance(text, ParseFailure):
         return _Parsed(path, data, None, text, None, None)
-    if not may_define_or_launch(text) and not mentions_helion(text):
+    if not may_hold_kernels(text):
         # No kernel, launch or Helion kernel can be in this file (most files of a repository), so
         # nothing will read its syntax tree: when CPython's parser accepts it, libcst's parse (most of
         # the cost of such a file) is skipped. Anything else takes the full path below, which reports
@@ -155,8 +153,12 @@ def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parse
         checked = check_syntax(text)
         if isinstance(checked, ParseFailure):
             return _Parsed(path, data, None, checked, None, None)
-        if checked:
+        if checked:   # libcst is neither imported nor run for this file (kernlint.frontend.prescan)
             return _Parsed(path, data, text, None, facts_without_kernels(path), None)
+    from kernlint.frontend.kernels import collect_module_facts
+    from kernlint.frontend.parse import parse_text
+    from kernlint.ir.lower import ModuleRef
+
     parsed = parse_text(text)
     if isinstance(parsed, ParseFailure):
         return _Parsed(path, data, None, parsed, None, None)

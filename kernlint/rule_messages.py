@@ -1,7 +1,10 @@
 """Message fragments shared by rules: how a config, a target and a resource breakdown are written."""
 from __future__ import annotations
 
-from kernlint.analysis.estimate import KernelEstimate
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # annotations only: rules import this module, and importing rules must stay cheap
+    from kernlint.analysis.estimate import KernelEstimate
 
 
 def where(e: KernelEstimate) -> str:

@@ -1,7 +1,7 @@
 """What the Triton API-misuse rules (KL310-KL313) share: the file's findings and how releases are named (not a rule)."""
 from __future__ import annotations
 
-from kernlint.frontend.api_usage import ApiMisuse, ApiProblem, file_misuses
+from kernlint.frontend.api_problems import ApiMisuse, ApiProblem
 from kernlint.frontend.triton_api import load, release_scope, scope_label
 from kernlint.rule import FileContext
 
@@ -9,6 +9,8 @@ from kernlint.rule import FileContext
 def misuses(ctx: FileContext, problem: ApiProblem) -> list[ApiMisuse]:
     if ctx.names is None or not ctx.jit_functions:
         return []
+    from kernlint.frontend.api_usage import file_misuses   # libcst: only for a file with jit functions
+
     release = ctx.settings.triton_version if ctx.settings is not None else None
     return [m for m in file_misuses(ctx.jit_functions, ctx.names, release) if m.problem is problem]
 

@@ -62,6 +62,8 @@ class HelionUnknownReductionExtent(Rule):
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        if not ctx.kernels:
+            return   # (and libcst, which the Helion lowering imports, stays unimported for a file without kernels)
         from kernlint.ir.helion_lower import HelionIR
 
         for k in ctx.kernels:

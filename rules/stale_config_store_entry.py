@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.frontend.kernels import module_name_for
+from kernlint.module_names import module_name_for
 from kernlint.recommend.store import (
     Entry, StoreError, def_text, qualname_key, read_store, same_module, source_hash, split_id,
 )

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.frontend.api_usage import ApiProblem
+from kernlint.frontend.api_problems import ApiProblem
 from kernlint.rule import Case, FileContext, Rule
 from kernlint.rules._api import either, judged, misuses
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from weakref import WeakKeyDictionary
 
 import libcst as cst
 
+from kernlint.frontend.api_problems import ApiMisuse, ApiProblem  # re-exported: defined without libcst
 from kernlint.frontend.facts import JitFunction
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.triton_api import PACKAGE, Member, TritonApi, load, release_scope, scope_label
@@ -33,27 +33,6 @@ from kernlint.frontend.triton_api import PACKAGE, Member, TritonApi, load, relea
 MAX_SUGGESTIONS = 3     # enough for "tl.math.erf or tl.extra.cuda.libdevice.erf", short enough to read
 # where a function missing from one module is most usefully found: portable names first, vendor ones after
 PREFERRED_HOMES = (f"{PACKAGE}.math", f"{PACKAGE}.extra.cuda.libdevice", PACKAGE, f"{PACKAGE}.extra.libdevice")
-
-
-class ApiProblem(Enum):
-    UNKNOWN_ATTRIBUTE = "unknown-attribute"
-    NOT_IN_RELEASE = "not-in-release"
-    DTYPE_CALL = "dtype-call"
-    UNKNOWN_KEYWORD = "unknown-keyword"
-
-
-@dataclass(frozen=True, slots=True)
-class ApiMisuse:
-    problem: ApiProblem
-    line: int                           # the line its statement (or call) starts on; `code` locates it there
-    code: str                           # the flagged expression as the source spells it (`tl.cidv`, `msk=m`)
-    function: str                       # qualname of the jit function it sits in
-    name: str                           # qualified name looked up (`triton.language.cidv`)
-    release: str                        # the release it was judged against ("every release" when guarded)
-    suggestions: tuple[str, ...] = ()   # spelled as the source would (`tl.cdiv`, `x.to(tl.float32)`)
-    releases: tuple[str, ...] = ()      # NOT_IN_RELEASE: the releases that have it
-    keyword: str | None = None          # UNKNOWN_KEYWORD: the keyword passed
-    guarded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

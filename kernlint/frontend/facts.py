@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import libcst as cst
+if TYPE_CHECKING:   # annotations only: a file without kernels gets its (empty) facts without libcst
+    import libcst as cst
 
-from kernlint.frontend.static_eval import ConfigLiteral
+    from kernlint.frontend.static_eval import ConfigLiteral
 
 ConfigOrigin = Literal["autotune", "launch", "default", "cli", "heuristics"]
 NO_DEFAULT: Any = object()

@@ -61,16 +61,8 @@ def collect_constants(module: cst.Module, evaluator: StaticEvaluator) -> dict[st
     return constants
 
 
-# A file can only define a jit function if it says "jit" (every name kernlint resolves to triton.jit
-# ends in the identifier `jit` written in the file), and can only launch one through `callee[grid](...)`:
-# a `]` followed, past whitespace, comments and line continuations, by `(`. Files with neither (three
-# quarters of a large repository) get no walk of their syntax tree at all. The comment branch ends at
-# the end of its line (the lookahead) so the pattern cannot backtrack exponentially.
-_LAUNCH_SYNTAX = re.compile(r"\]\s*(?:(?:#[^\r\n]*(?=[\r\n])|\\(?:\r\n|\r|\n))\s*)*\(")
-
-
-def may_define_or_launch(text: str) -> bool:
-    return "jit" in text or _LAUNCH_SYNTAX.search(text) is not None
+# The text pre-scan lives in kernlint.frontend.prescan (no libcst there): re-exported for older imports.
+from kernlint.frontend.prescan import facts_without_kernels, may_define_or_launch  # noqa: E402,F401
 
 
 class _LazyLocals:
@@ -434,13 +426,6 @@ def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
     """Assignments and nested defs of a function body, without entering nested functions or lambdas."""
     return [n for n in iter_nodes(body, skip=lambda n: isinstance(n, (cst.FunctionDef, cst.Lambda)))
             if isinstance(n, (cst.Assign, cst.FunctionDef)) and n is not body]
-
-
-def facts_without_kernels(path: str) -> ModuleFacts:
-    """The facts of a file that `may_define_or_launch` rules out (constants are left out: only the
-    module's own kernels read them)."""
-    return ModuleFacts(path=path, module_name=package_module_name(path), jit_functions=(), launches=(), constants={},
-                       called_jit_names=frozenset())
 
 
 def collect_module_facts(path: str, module: cst.Module, package: str | None = None,

@@ -9,12 +9,16 @@ import sys
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from kernlint.deep_stack import run_deep
 
 from kernlint.source_files import DEFAULT_MAX_FILE_BYTES, too_large
+
+# libcst is imported by `parse_text` only: decoding and the syntax checks run for every file, and a file
+# without kernels never needs libcst (its import is most of a cold `kernlint check`; docs/performance.md)
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +216,8 @@ def parse_text(text: str) -> ParsedSource | ParseFailure:
     checked = check_syntax(text)
     if isinstance(checked, ParseFailure):
         return checked
+    import libcst as cst
+
     try:
         module = run_deep(cst.parse_module, text)   # a no-op hop when already on the deep-stack thread
     except cst.ParserSyntaxError as exc:
