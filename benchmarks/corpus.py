@@ -139,6 +139,7 @@ class Report:
     unmodelled: Counter[str] = field(default_factory=Counter)
     unmodelled_kinds: Counter[str] = field(default_factory=Counter)
     missed: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)   # kernels whose jit-like decorator did not resolve
     rows: dict[str, Row] = field(default_factory=dict)
 
 
@@ -152,6 +153,8 @@ def lint_tree(name: str, root: Path, report: Report, settings: Settings) -> None
     found_lines: dict[str, set[int]] = {}
     for f in result.files:
         report.codes.update(d.code for d in f.diagnostics)
+        report.unresolved += [f"{Path(f.path).relative_to(root)}:{d.span.start.line}" for d in f.diagnostics
+                              if d.code == "KL002" and "could not be resolved" in d.message]
         found_lines[f.path] = {k.jit.line for k in f.kernels}
         for k in f.kernels:
             report.kernels += 1
@@ -209,6 +212,8 @@ def render(report: Report, top: int, show_vendors: bool) -> str:
         *[f"  {c[:300]}" for c in report.crashes[:20]],
         "diagnostics by code: " + ", ".join(f"{c} {n}" for c, n in sorted(report.codes.items())),
         f"missed census kernels, main code ({len(report.missed)}): " + ", ".join(report.missed[:15]),
+        f"jit-like decorators not resolved to triton (KL002, kernel not analysed) ({len(report.unresolved)}): "
+        + ", ".join(report.unresolved[:10]),
         f"unmodelled constructs (KL002), top {top} by kind:",
         *[f"  {n:5d}  {k}" for k, n in report.unmodelled_kinds.most_common(top)],
         f"unmodelled constructs, top {top} exact:",
