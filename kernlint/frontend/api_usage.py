@@ -19,8 +19,9 @@ annotations, and a kernel only fails when it is compiled.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 from weakref import WeakKeyDictionary
 
 import libcst as cst
@@ -29,6 +30,7 @@ from kernlint.frontend.api_problems import ApiMisuse, ApiProblem  # re-exported:
 from kernlint.frontend.facts import JitFunction
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.triton_api import PACKAGE, Member, TritonApi, load, release_scope, scope_label
+from kernlint.frontend.walk import iter_nodes, iter_visit
 
 MAX_SUGGESTIONS = 3     # enough for "tl.math.erf or tl.extra.cuda.libdevice.erf", short enough to read
 # where a function missing from one module is most usefully found: portable names first, vendor ones after
@@ -80,38 +82,22 @@ def _bound_locals(fn: cst.FunctionDef) -> set[str]:
         if isinstance(star, cst.Param):
             names.add(star.name.value)
 
-    class Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_AsName(self, node: cst.AsName) -> None:
-            names.update(_target_names(node.name))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-            if node.asname is None:
-                head = _root(node.name)
+    # a plain walk (kernlint.frontend.walk): a libcst visitor rebuilt every node it passed, which made these
+    # scans most of the API rules' time (a set of names: the order of the walk does not matter)
+    for node in iter_nodes(fn.body):
+        kind = type(node)
+        if kind is cst.AssignTarget or kind is cst.AnnAssign or kind is cst.AugAssign or kind is cst.For \
+                or kind is cst.CompFor or kind is cst.NamedExpr:
+            names.update(_target_names(node.target))  # type: ignore[attr-defined]
+        elif kind is cst.AsName:
+            names.update(_target_names(node.name))  # type: ignore[attr-defined]
+        elif kind is cst.ImportAlias:
+            if node.asname is None:  # type: ignore[attr-defined]
+                head = _root(node.name)  # type: ignore[attr-defined]
                 if head is not None:
                     names.add(head.value)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            names.add(node.name.value)
-
-    fn.body.visit(Targets())
+        elif kind is cst.FunctionDef:
+            names.add(node.name.value)  # type: ignore[attr-defined]
     return names
 
 
@@ -125,9 +111,11 @@ def _target_names(node: cst.BaseExpression) -> Iterator[str]:
         yield from _target_names(node.value)
 
 
-class _Checker(cst.CSTVisitor):
+class _Checker:
+    """Judges the uses in one jit function: `run` walks its body in libcst visitor order (visit_X on the way
+    down, leave_X on the way up), without libcst's visitor machinery, which rebuilt every node it passed."""
+
     def __init__(self, api: TritonApi, names: NameResolver, jit: JitFunction, scope: tuple[str, ...]) -> None:
-        super().__init__()
         self.api, self.names, self.jit, self.scope = api, names, jit, scope
         self.release = scope_label(scope)   # how findings name what they were judged against
         self.locals = _bound_locals(jit.node)
@@ -139,15 +127,25 @@ class _Checker(cst.CSTVisitor):
         # attributes have none, so a finding sits on its statement's line and `code` marks it there
         self.lines: list[tuple[cst.CSTNode, int]] = [(jit.node, jit.line)]
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.names.range(node) is not None:
-            self.lines.append((node, self.names.line(node)))
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if self.lines[-1][0] is original_node:
-            self.lines.pop()
+    def run(self, root: cst.CSTNode) -> None:
+        visits: dict[type, Callable[[Any], object]] = {
+            cst.If: self.visit_If, cst.IfExp: self.visit_IfExp, cst.Attribute: self.visit_Attribute,
+            cst.Name: self.visit_Name, cst.Call: self.visit_Call}
+        leaves: dict[type, Callable[[Any], object]] = {cst.If: self.leave_If, cst.IfExp: self.leave_IfExp}
+        lines, names = self.lines, self.names
+        for node, entering in iter_visit(root, None):
+            if entering:
+                if names.range(node) is not None:
+                    lines.append((node, names.line(node)))
+                visit = visits.get(type(node))
+                if visit is not None:
+                    visit(node)
+            else:
+                leave = leaves.get(type(node))
+                if leave is not None:
+                    leave(node)
+                if lines[-1][0] is node:
+                    lines.pop()
 
     @property
     def line(self) -> int:
@@ -155,16 +153,8 @@ class _Checker(cst.CSTVisitor):
 
     # -- guards: a body `if` on a global value -------------------------------------------------------
     def _reads_global(self, test: cst.BaseExpression) -> bool:
-        found = False
-
-        class Names(cst.CSTVisitor):
-            def visit_Name(self, node: cst.Name) -> None:
-                nonlocal found
-                found = found or node.value not in outer.locals
-
-        outer = self
-        test.visit(Names())
-        return found
+        return any(type(n) is cst.Name and n.value not in self.locals  # type: ignore[attr-defined]
+                   for n in iter_nodes(test))
 
     def visit_If(self, node: cst.If) -> None:
         self.guards += self._reads_global(node.test)
@@ -325,7 +315,7 @@ def api_misuses(jits: Sequence[JitFunction], names: NameResolver, api: TritonApi
         if jit.module == "triton" or jit.module.startswith("triton."):
             continue   # Triton's own sources are written against their own release, not the targeted one
         checker = _Checker(api, names, jit, scope)
-        jit.node.body.visit(checker)
+        checker.run(jit.node.body)
         out.extend(checker.found)
     return sorted(set(out), key=lambda m: (m.line, m.code, m.problem.value, m.keyword or ""))
 

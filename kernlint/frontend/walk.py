@@ -131,9 +131,10 @@ class _Leaving:
         self.node = node
 
 
-def iter_visit(root: cst.CSTNode, leave: frozenset[type]) -> Iterator[tuple[cst.CSTNode, bool]]:
+def iter_visit(root: cst.CSTNode, leave: frozenset[type] | None) -> Iterator[tuple[cst.CSTNode, bool]]:
     """`(node, True)` for every node under `root` in libcst visitor order, and `(node, False)` after
-    the sub-tree of each node whose type is in `leave` (what `leave_X` of a libcst visitor sees)."""
+    the sub-tree of each node whose type is in `leave` (what `leave_X` of a libcst visitor sees; `leave`
+    None: after every node's, what `on_leave` sees)."""
     stack: list[cst.CSTNode | _Leaving] = [root]
     while stack:
         item = stack.pop()
@@ -141,7 +142,7 @@ def iter_visit(root: cst.CSTNode, leave: frozenset[type]) -> Iterator[tuple[cst.
             yield item.node, False
             continue
         yield item, True  # type: ignore[misc]
-        if type(item) in leave:
+        if leave is None or type(item) in leave:
             stack.append(_Leaving(item))  # type: ignore[arg-type]
         children = _child_nodes(item, visit_order=True)  # type: ignore[arg-type]
         children.reverse()
