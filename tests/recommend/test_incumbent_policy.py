@@ -158,3 +158,34 @@ def test_helion_apply_uses_only_the_bucket_of_the_call(monkeypatch: pytest.Monke
     assert find_entry(object(), entries, "h200", None) is None
     assert find_entry(object(), entries, "h200", "m=64,n=64") is None
     assert find_entry(object(), entries, "h200", "m=1024,n=1024") is None   # the author's config is kept
+
+
+UNMODELLED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    with open("x") as f:
+        pass
+    tl.store(y_ptr + offs, x * 2, mask=offs < n)
+
+
+def scale(x, y):
+    n = x.numel()
+    scale_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024, num_warps=4)
+'''
+
+
+def test_a_kernel_with_an_unmodelled_construct_keeps_its_config_in_the_store(tmp_path: Path) -> None:
+    src, lock = tmp_path / "unk.py", tmp_path / "lock.json"
+    src.write_text(UNMODELLED)
+    out = io.StringIO()
+    assert main(["recommend", str(src), "--target", "h200", "--shape", "n=1048576", "-o", str(lock)], out) == 0
+    text = out.getvalue()
+    assert "author: BLOCK=1024, num_warps=4," in text
+    assert "kept the author's config: the model does not cover line 9" in text and "(KL002)" in text
+    (entry,) = read_store(str(lock))
+    assert entry.keep and "KL002" in entry.keep and _Plan("scale_kernel", [entry]).pick({"n": 1 << 20}) is None
