@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernlint.analysis.async_copy import async_copy_bytes
+from kernlint.analysis.axis_info import Contiguity
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, Value, element_bytes
 from kernlint.ir.symbolic import as_int
@@ -86,3 +87,26 @@ def fma_dot(op: Op, env: Mapping[str, Any]) -> bool:
     allow_tf32 = op.attrs.get("allow_tf32")
     value = allow_tf32.evaluate(env) if allow_tf32 is not None else None
     return value is False
+
+
+def mn_major_8bit_b(operand: Value, load: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
+                    carried: Mapping[int, Value] | None, spec: GpuSpec) -> bool:
+    """An 8-bit (int8 / fp8) B tile loaded N-contiguous, on wgmma: not an async copy, not pipelined.
+
+    wgmma reads 8-bit operands from shared memory K-major only, so Triton writes such a B tile transposed
+    (`nvmma_shared<transposed = true>`) with a plain `tt.load` in the loop and one `ttg.local_alloc`; the A
+    tile, K-contiguous, is still a cp.async copy in num_stages buffers. Measured (Triton 3.9, ptxas 13.4,
+    sm_90, tests/test_pointer_inference.py INT8_GEMM 128×128×128 w8 s4, B [BK, BN] with unit stride along
+    N): 4 × 16,384 (A) + 16,384 (B) = 81,920 B where a pipelined B would make 131,072 B. tcgen05 reads
+    either major order (the same kernel on sm_100: 131,088 B, both operands pipelined)."""
+    res = load.result
+    if spec.tensor_core != "wgmma" or res is None or res.id != operand.id or len(res.shape) != 2 \
+            or element_bytes(res.dtype) != 1 or not load.operands:
+        return False
+    pointer = load.operands[0]
+    if carried is not None:
+        pointer = carried.get(pointer.id, pointer)
+    if not pointer.dtype.startswith("ptr<"):
+        return False
+    info = Contiguity(producers, env, optimistic=True, carried=carried).info(pointer)
+    return info is not None and info[0][1] > info[0][0]

@@ -15,7 +15,7 @@ from kernlint.analysis.axis_info import load_vector_bytes
 from kernlint.analysis.computed_operands import Chain, OperandCost, analyse, operand_cost
 from kernlint.analysis.operand_loads import (  # noqa: F401 - numel is imported from here by other modules
     fma_dot as _fma_dot, narrow_async_copy as _narrow_async_copy, numel,
-    register_loaded_b as _register_loaded_b, scalar_loaded as _scalar_loaded,
+    mn_major_8bit_b as _mn_major_8bit_b, register_loaded_b as _register_loaded_b, scalar_loaded as _scalar_loaded,
 )
 from kernlint.analysis.liveness import (Liveness, carried_inits, invariant_load, loop_ops, producers as producers_of,
                                         walk_back)
@@ -306,7 +306,11 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
             for index, operand in enumerate(op.operands[:2]):
                 load = _source_load(operand, producers)
                 scalar = load is not None and _scalar_loaded(load, producers, env, loops=all_loops)
-                if load is not None and ((index == 1 and _register_loaded_b(operand, load, producers, spec)) or scalar):
+                # an N-contiguous 8-bit B on wgmma: a plain load each trip, written once transposed
+                unstaged = index == 1 and load is not None and async_mma \
+                    and _mn_major_8bit_b(operand, load, producers, env, carried, spec)
+                if load is not None and ((index == 1 and _register_loaded_b(operand, load, producers, spec))
+                                         or scalar or unstaged):
                     if in_loop not in step_loops.get(load.id, ()):
                         # the same tile every trip: loaded once and already counted in `staged`. Measured
                         # (Triton 3.9, fuzz case: unit-stride-free A and B read at fixed addresses in a dot
@@ -316,7 +320,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                     computed += int(size * element_bytes(operand.dtype)) if size else 0
                     if load.result is not None and in_loop in step_loops.get(load.id, ()):
                         in_registers.append(load.result)
-                        if scalar:
+                        if scalar or unstaged:
                             element_loaded.append(load.result)
                     continue
                 if load is not None and in_loop in step_loops.get(load.id, ()):

@@ -107,7 +107,10 @@ def register_budget(spec: GpuSpec, num_warps: int, maxnreg: int | None) -> int:
     return budget
 
 
-def tile_cost(value: Value, env: Mapping[str, Any], threads: int, model: RegisterModel) -> float | None:
+def tile_cost(value: Value, env: Mapping[str, Any], threads: int, model: RegisterModel,
+              fragment: bool = False) -> float | None:
+    """Registers of one tile; `fragment`: an integer tile holding one value per element (an int32 dot
+    accumulator), costed like data rather than as an affine index tile."""
     size = numel(value, env)
     if size is None:
         return None
@@ -124,7 +127,7 @@ def tile_cost(value: Value, env: Mapping[str, Any], threads: int, model: Registe
         # re-forms each vector's predicate at its access. Measured (Triton 3.9, sm_90, [BM, 128] fp32 copy,
         # masked `(rows < M) & (cols < N)` vs unmasked, 8/16/32 vectors per thread): 48/96/168 vs 48/94/168.
         return 0.0
-    if value.dtype.startswith(("i", "u")):
+    if value.dtype.startswith(("i", "u")) and not fragment:
         vec = max(1, min(per_thread, model.index_vector))
         return math.ceil(per_thread / vec) * max(1.0, element_bytes(value.dtype) / 4)
     return per_thread * element_bytes(value.dtype) / 4
@@ -165,8 +168,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
         if vid in in_smem or vid in in_tmem or vid in streamed:
             costs[vid] = 0.0
             continue
-        if is_data(value, vid in loaded):
-            cost = tile_cost(value, env, threads, model)
+        if is_data(value, vid in loaded) or vid in accumulators:
+            cost = tile_cost(value, env, threads, model, fragment=vid in accumulators)
             if vid in accumulators:
                 acc.add(vid)
                 if cost is not None:
@@ -209,7 +212,8 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     for vid, copies in unrolled_loads(live, env, hoist_full_tiles=spec.capability >= 90).items():
         costs[vid] *= copies
     # Epilogue reads of a TMEM accumulator hold its fragment in registers at the reading op (register_tmem.py).
-    tmem_read = epilogue_registers(live, in_tmem, env, threads, lambda v: tile_cost(v, env, threads, model) or 0.0)
+    tmem_read = epilogue_registers(live, in_tmem, env, threads,
+                                   lambda v: tile_cost(v, env, threads, model, fragment=True) or 0.0)
     transient: dict[int, float] = {}
     philox: dict[int, float] = {}   # the Philox rounds' counter words (a serialisable part of `transient`)
     for i, step in enumerate(live.steps):
@@ -290,8 +294,19 @@ def _philox_state(value: Value, env: Mapping[str, Any], threads: int) -> float:
 
 
 def _accumulators(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any]) -> set[int]:
-    """Dot results in registers and the if-merged and loop-carried values they flow through."""
-    return through_merges_and_loops(live, {d.op.result.id for d in dots if d.op.result is not None}, env)
+    """Dot results in registers and the if-merged and loop-carried values they flow through.
+
+    An int32 accumulator (an 8-bit integer `tl.dot`) is an MMA fragment like an fp32 one: one register per
+    element, not an affine index tile. Measured (Triton 3.9, ptxas 13.4, tests/test_pointer_inference.py
+    INT8_GEMM 128×128×128 w8 s4, sm_90): 128 registers, 64 of them the [128, 128] i32 fragment; costed as an
+    index tile (4 elements a register) the estimate was 54."""
+    seeds = {d.op.result.id for d in dots if d.op.result is not None}
+    for step in live.steps:  # `acc += tl.dot(a, b)` in int32: the sum is the fragment too
+        op = step.op
+        if not step.is_end and op.kind == "elementwise" and op.result is not None and op.result.shape \
+                and op.result.dtype.startswith(("i", "u")) and any(o.id in seeds for o in op.operands):
+            seeds.add(op.result.id)
+    return through_merges_and_loops(live, seeds, env)
 
 
 def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], num_stages: int,
