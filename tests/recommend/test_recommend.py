@@ -69,7 +69,7 @@ def test_cli_writes_store_and_detects_stale(tmp_path: Path) -> None:
     (["--target", "zz"], "unknown target 'zz'"),
     (["-o", "/nonexistent-dir/x.json"], "cannot write /nonexistent-dir/x.json"),
     # a name no kernel reads: stored as bucket Q=8, which the shim could never match
-    (["--shape", "Q=5"], "--shape Q: not a parameter of any kernel searched"),
+    (["--shape", "Q=5"], "--shape Q: not a size of any kernel searched; valid names: "),
     (["--shape", "n_elements=1024,n_elements=4096"], "n_elements given twice"),   # the last one silently won
     (["--top-k", "0"], ""),
 ])
