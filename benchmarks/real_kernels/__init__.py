@@ -1,0 +1,1 @@
+"""Kernels, configs, device setups and the report of benchmarks/real_kernels.py."""
