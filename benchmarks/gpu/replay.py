@@ -83,7 +83,12 @@ def replay(paths: list[str], kernels: set[str] | None = None, split: str = "all"
             rec = core.Recommendation(name, "h200", dict(r["shape"]), kind=ranking.kernel_kind(k.ir),
                                       author_configs=[c for c, _, key in scored if key in authored])
             rec.author, rec.author_floor_us = ranking.incumbent(rec.author_configs)
-            kept = ranking.finish(rec, [c for c, _, _ in scored], top_k=len(scored)).ranked
+            done = ranking.finish(rec, [c for c, _, _ in scored], top_k=len(scored))
+            kept = done.ranked
+            if done.kept_author and len(rec.author_configs) > 1:
+                # kept for an autotuner: what runs is the author's candidate the autotuner measured fastest
+                fastest = min((t for t in scored if t[2] in authored), key=lambda t: t[1])[0]
+                kept = [fastest, *(c for c in kept if c is not fastest)]
             ids = {id(c) for c in kept}
             ranked = kept + [c for c in ranking.rank([c for c, _, _ in scored]) if id(c) not in ids]
         order = {id(c): i for i, c in enumerate(ranked)}

@@ -121,7 +121,7 @@ def match_shape_names(shapes: list[dict[str, Any]], known: set[str]) -> tuple[li
         out.append(fixed)
     if bad:
         return shapes, (f"--shape {', '.join(dict.fromkeys(bad))}: not a size of any kernel searched; valid names: "
-                        f"{', '.join(sorted(known, key=str.lower)) or '(none)'}")
+                        f"{', '.join(sorted(known, key=lambda n: (n.lower(), n != n.lower()))) or '(none)'}")
     return out, None
 
 

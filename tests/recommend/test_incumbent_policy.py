@@ -53,6 +53,21 @@ def test_the_author_is_replaced_only_beyond_the_kinds_error(kind: str) -> None:
     assert far.ranked[0] is not author and far.kept_author is None
 
 
+def test_a_pick_from_the_authors_autotune_list_is_left_to_the_autotuner() -> None:
+    # an autotune list of 4 and 8 warps: the model rates 8 warps 20 % faster (far beyond every kind's error),
+    # but the autotuner times both on the device, so naming one of them can only lose to its measurement
+    four, eight = cand(100.0, 4), cand(80.0, 8)
+    rec = Recommendation("k", "h200", {}, author=four, kind="elementwise", author_configs=[four, eight])
+    rec.author_floor_us = four.score.time_us
+    ranking.finish(rec, [cand(80.0, 8)], top_k=5)
+    assert rec.kept_author and "autotune candidates" in rec.kept_author
+    # a config outside the list, modelled beyond the error against the list's best, still replaces it
+    rec = Recommendation("k", "h200", {}, author=eight, kind="elementwise", author_configs=[four, eight])
+    rec.author_floor_us = eight.score.time_us
+    ranking.finish(rec, [cand(80.0 * (1 - 2 * ranking.MODEL_ERROR["elementwise"]), 2)], top_k=5)
+    assert rec.kept_author is None and rec.ranked[0].num_warps == 2
+
+
 def test_a_model_that_does_not_understand_the_kernel_keeps_the_author_at_any_gain() -> None:
     author = cand(100.0, 4, block=2048)
     rec = decide("dot", author, [cand(50.0, 8)], ("a tl.dot whose operands the model does not follow (compute 0.00)",))
