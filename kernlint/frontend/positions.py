@@ -15,6 +15,7 @@ from collections.abc import Callable
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
+from kernlint.frontend.parse import ast_nodes, parse_ast
 from kernlint.frontend.walk import iter_nodes
 from kernlint.text_lines import source_lines
 
@@ -45,12 +46,12 @@ def _start(node: ast.AST) -> tuple[int, int, int, int]:
 
 def ast_positions(module: cst.Module, text: str) -> dict[cst.CSTNode, CodeRange] | None:
     try:
-        tree = ast.parse(text)
+        tree = parse_ast(text)   # usually the tree the syntax check just parsed (kernlint.frontend.parse)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     by_type: dict[type[ast.AST], list[ast.AST]] = {}
     decorators: list[ast.AST] = []
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):   # ast.walk's order
         by_type.setdefault(type(node), []).append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             decorators.extend(node.decorator_list)
