@@ -12,7 +12,7 @@ Triton 3.6 (docs/design.md, "Ground truth"):
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, fits_dead_operand_copy
@@ -20,6 +20,7 @@ from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
 from kernlint.analysis.loop_trips import static_trips
 from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.analysis.register_tmem import folded_accumulations
 from kernlint.analysis.smem_convert import conversion_scratch
 from kernlint.analysis.smem_gather import gather_scratch
 from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes
@@ -233,7 +234,8 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
         total = sum(b.bytes for b in group)
         if total > best_total:
             best, best_total = tuple(group), total
-    tmem = _tmem_columns(dots)
+    fresh = _fresh_tmem_accumulators(live, dots, lambda loop_id: loop_stages(loop_id)[0])
+    tmem = _tmem_columns(dots, fresh)
     return SmemEstimate(best_total, best, tmem, complete)
 
 
@@ -341,15 +343,57 @@ def _tma_store_buffer(op: Op, env: Mapping[str, Any]) -> SmemBuffer | None:
     return SmemBuffer("TMA store staging", nbytes, f"1 × {nbytes:,} B", op.line)
 
 
-def _tmem_columns(dots: list[DotPlacement]) -> int:
-    cols_by_loop: dict[int | None, int] = {}
+# TMEM_COLUMNS: the tensor memory of one SM (PTX ISA, tcgen05.alloc); a second accumulator buffer is taken
+# only while the allocations so far leave room for it.
+TMEM_COLUMNS = 512
+
+
+def _fresh_tmem_accumulators(live: Liveness, dots: list[DotPlacement], stages_of: Callable[[int], int]) -> set[int]:
+    """Op ids of TMEM dots in a pipelined loop whose accumulator starts afresh every trip (`qk = tl.dot(q, kᵀ)`:
+    no accumulator operand, not folded into a loop-carried sum). Triton's tcgen05 pipeliner gives such an
+    accumulator two buffers, so the MMA of the next trip runs while this trip's result is read; a
+    loop-carried accumulator (`acc = tl.dot(a, b, acc)`, `acc += tl.dot(a, b)`) keeps one."""
+    results = {d.op.result.id for d in dots if d.tmem_accumulator and d.op.result is not None}
+    sums = folded_accumulations(live, results)
+    folded = {o.id for s in live.steps if not s.is_end and s.op.result is not None and s.op.result.id in sums
+              for o in s.op.operands}
+    out: set[int] = set()
     for d in dots:
-        if d.tmem_accumulator and d.m is not None and d.n is not None:
-            cols = -(-d.m // 128) * d.n  # 128 lanes; a 256-row tile takes two column blocks
-            cols_by_loop[d.in_loop] = cols_by_loop.get(d.in_loop, 0) + cols
+        if not d.tmem_accumulator or d.in_loop is None or d.op.result is None or len(d.op.operands) > 2:
+            continue
+        if d.op.result.id in folded or stages_of(d.in_loop) < 2:
+            continue
+        out.add(d.op.id)
+    return out
+
+
+def _tmem_columns(dots: list[DotPlacement], fresh: set[int] = frozenset()) -> int:  # type: ignore[assignment]
+    """Tensor-memory columns: per loop, each accumulator's columns (two buffers for one that starts afresh
+    every trip of a pipelined loop, while they fit), the largest loop's total rounded up to a power of two.
+
+    Measured (Triton 3.9, metadata.tmem_size, sm_100): attention forward HEAD_DIM 128, 128×128: 512 (qk 2 ×
+    128 + acc 128 = 384), 128×64: 256; causal HEAD_DIM 64, 128×64: 256 (2 × 64 + 64); the dQ kernel 128×64:
+    512 (qk and dp 2 × 64 each + dq 128); the dQ kernel 128×128: 512 (qk 2 × 128 + dp 128 + dq 128: dp's
+    second buffer would pass 512); causal HEAD_DIM 64, 64×64: 128 (qk's two 64-row buffers share 64 columns,
+    one per half of the lanes). Not modelled: the dK/dV kernel 128×128 reports 640 (qkᵀ doubled past 512,
+    yet it compiles); the model stays at 512 there rather than predict an OutOfResources that does not
+    happen. Loop-carried matmul accumulators keep one buffer at every num_stages (examples/matmul.py 128×128:
+    128)."""
+    cols_by_loop: dict[int | None, int] = {}
+    tmem_dots = [d for d in dots if d.tmem_accumulator and d.m is not None and d.n is not None]
+    for d in tmem_dots:
+        cols_by_loop[d.in_loop] = cols_by_loop.get(d.in_loop, 0) + -(-d.m // 128) * d.n  # type: ignore[operator]
+    # fresh accumulators in program order take a second buffer while the loop's total stays within the
+    # tensor memory (a 64-row accumulator's second buffer uses the other 64 lanes of its columns: free)
+    for d in tmem_dots:
+        cols = -(-d.m // 128) * d.n  # type: ignore[operator]  # 128 lanes; a 256-row tile: two column blocks
+        if d.op.id in fresh and d.m > 64 and cols_by_loop[d.in_loop] + cols <= TMEM_COLUMNS:  # type: ignore[operator]
+            cols_by_loop[d.in_loop] += cols
     peak = max(cols_by_loop.values(), default=0)
     if peak == 0:
         return 0
+    if peak > TMEM_COLUMNS:
+        return peak
     alloc = 32  # tcgen05.alloc hands out powers of two, at least 32 columns (PTX ISA, tcgen05.alloc)
     while alloc < peak:
         alloc *= 2
