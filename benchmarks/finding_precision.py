@@ -49,6 +49,7 @@ class Label:
     hash: str
     label: str          # "right" | "wrong"
     reason: str
+    config: str | None = None   # the finding's config label, for candidates of one comprehension on one line
 
 
 def labels_digest(path: Path = LABELS) -> str:
@@ -63,7 +64,8 @@ def load_labels(path: Path = LABELS) -> list[Label]:
             o = json.loads(raw)
             if o["label"] not in ("right", "wrong") or not o["reason"].strip():
                 raise SystemExit(f"{path}:{n}: label must be right/wrong with a reason")
-            out.append(Label(o["package"], o["file"], o["line"], o["rule"], o["hash"], o["label"], o["reason"]))
+            out.append(Label(o["package"], o["file"], o["line"], o["rule"], o["hash"], o["label"], o["reason"],
+                             o.get("config")))
     return out
 
 
@@ -71,7 +73,8 @@ def load_labels(path: Path = LABELS) -> list[Label]:
 class PackageRun:
     kernels: int
     skipped_vendor: int
-    findings: list[tuple[str, int, str, str]]   # (file relative to the package dir, line, code, severity)
+    # (file relative to the package dir, line, code, severity, config label or None)
+    findings: list[tuple[str, int, str, str, str | None]]
 
 
 def lint_package(pkg_dir: Path) -> PackageRun:
@@ -85,7 +88,7 @@ def lint_package(pkg_dir: Path) -> PackageRun:
     finally:
         os.chdir(cwd)
     return PackageRun(result.kernel_count, sum(getattr(f, "vendor_skipped", 0) for f in result.files),
-                      [(os.path.normpath(d.span.path), d.span.start.line, d.code, d.severity.value)
+                      [(os.path.normpath(d.span.path), d.span.start.line, d.code, d.severity.value, d.config)
                        for d in result.diagnostics])
 
 
@@ -108,7 +111,8 @@ def score(labels: list[Label], runs: dict[str, PackageRun]) -> dict[str, object]
         line = relocate(lab, path.read_text(errors="replace").splitlines()) if path.exists() else None
         reported = line is not None and any(
             f == os.path.normpath(lab.file) and n == line and c == lab.rule and s != "info"
-            for f, n, c, s in run_.findings)
+            and (lab.config is None or lab.config == cfg)
+            for f, n, c, s, cfg in run_.findings)
         c = per_rule[lab.rule]
         c["labels"] += 1
         c[f"labelled_{lab.label}"] += 1
@@ -123,10 +127,11 @@ def score(labels: list[Label], runs: dict[str, PackageRun]) -> dict[str, object]
              for rule, c in sorted(per_rule.items())}
     packages = {}
     for name, r in sorted(runs.items()):
-        warn = Counter(c for _, _, c, s in r.findings if s != "info")
+        warn = Counter(c for _, _, c, s, _ in r.findings if s != "info")
         packages[name] = {"kernels": r.kernels, "vendor_skipped_kernels": r.skipped_vendor,
                           "warnings": sum(warn.values()), "by_rule": dict(sorted(warn.items())),
-                          "info_by_rule": dict(sorted(Counter(c for _, _, c, s in r.findings if s == "info").items())),
+                          "info_by_rule": dict(sorted(Counter(c for _, _, c, s, _ in r.findings
+                                                              if s == "info").items())),
                           "per_kernel": round(sum(warn.values()) / r.kernels, 4) if r.kernels else 0.0}
     kernels = sum(p["kernels"] for p in packages.values())
     warnings = sum(p["warnings"] for p in packages.values())
@@ -162,25 +167,27 @@ def main() -> int:
     ap.add_argument("--write", action="store_true", help=f"rewrite {SUMMARY.relative_to(ROOT)}")
     ap.add_argument("--json", type=Path, help="write the summary here too")
     ap.add_argument("--save-runs", type=Path, help="write each package's kernels and findings here")
-    ap.add_argument("--runs", type=Path, help="score the runs saved by --save-runs instead of linting again "
-                                              "(after labelling)")
+    ap.add_argument("--runs", type=Path, action="append", default=[],
+                    help="score the runs saved by --save-runs instead of linting again (after labelling); "
+                         "repeatable, a later file's packages replace an earlier's")
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print("no corpus: run `python benchmarks/corpus.py` first", file=sys.stderr)
         return 2
     dirs = sorted(d for d in CORPUS.iterdir() if d.is_dir() and (not args.only or any(d.name.startswith(o) for o in args.only)))
     runs = {}
-    if args.runs:
-        runs = {name: PackageRun(r["kernels"], r["skipped_vendor"], [tuple(f) for f in r["findings"]])
-                for name, r in json.loads(args.runs.read_text()).items()}
+    for saved in args.runs:
+        runs.update({name: PackageRun(r["kernels"], r["skipped_vendor"],
+                                      [(*f[:4], f[4] if len(f) > 4 else None) for f in r["findings"]])
+                     for name, r in json.loads(saved.read_text()).items()})
         dirs = []
     dump = args.dump.open("w") if args.dump else None
     for d in dirs:
         runs[d.name] = lint_package(d)
-        for f, n, c, s in runs[d.name].findings if dump else ():
+        for f, n, c, s, cfg in runs[d.name].findings if dump else ():
             lines = (d / f).read_text(errors="replace").splitlines()
             text = lines[n - 1] if 0 < n <= len(lines) else ""
-            dump.write(json.dumps({"package": d.name, "file": f, "line": n, "rule": c, "severity": s,
+            dump.write(json.dumps({"package": d.name, "file": f, "line": n, "rule": c, "severity": s, "config": cfg,
                                    "hash": line_hash(text), "text": text.strip()[:160]}) + "\n")
             dump.flush()
     if args.save_runs:
