@@ -33,7 +33,9 @@ class RegisterSpillRisk(Rule):
     ## Confidence
     Estimate: the model is calibrated against ptxas; see the accuracy table in the README. Spills are
     sometimes the fastest option; treat a finding as a prompt to measure. Within 20 % over the budget the
-    finding is a heuristic: ptxas spilled in about 6 of 10 such configs measured, and the message says so.
+    finding is a heuristic and info-level: ptxas spilled in 65 of 86 such configs measured (76 %, below the
+    90 % a warning must reach; docs/finding-precision.md), and the message says so. fla's attnres backward
+    kernel, BN=2048 BD=32 at 8 warps: estimated 272 without `D`, ptxas 195 and no spill.
     """
 
     CODE = "KL201"
@@ -63,4 +65,5 @@ class RegisterSpillRisk(Rule):
                     f"({config_text(e)}{unbound_note(k.jit.constexpr_names, e)}); {verdict}. Peak at line "
                     f"{r.peak_line}: {top}",
                     col=e.config.col, kernel=k.jit.qualname, target=e.target.key, config=config_text(e),
-                    confidence=Confidence.HEURISTIC if borderline else e.confidence)
+                    confidence=Confidence.HEURISTIC if borderline else e.confidence,
+                    severity=Severity.INFO if borderline else None)

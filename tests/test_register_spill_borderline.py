@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernlint.api import Settings, lint_paths
-from kernlint.diagnostic import Confidence
+from kernlint.diagnostic import Confidence, Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = {"X": "*fp16", "Y": "*fp16", "W": "*fp32", "B": "*fp32", "Mean": "*fp32", "Rstd": "*fp32"}
@@ -28,6 +28,8 @@ def test_just_over_the_budget_is_reported_as_a_heuristic() -> None:
     assert len(diags) == 1
     assert diags[0].confidence is Confidence.HEURISTIC
     assert "borderline" in diags[0].message and "will spill" not in diags[0].message
+    # 65 of 86 measured borderline configs spilled (76 %): below the 90 % a warning must reach
+    assert diags[0].severity is Severity.INFO
 
 
 def test_far_over_the_budget_is_an_estimate() -> None:
@@ -39,6 +41,7 @@ def test_far_over_the_budget_is_an_estimate() -> None:
     assert len(diags) == 1
     assert diags[0].confidence is Confidence.ESTIMATE
     assert "will spill" in diags[0].message and "borderline" not in diags[0].message
+    assert diags[0].severity is Severity.WARNING
 
 
 def test_explain_marks_a_borderline_spill_as_a_maybe() -> None:
