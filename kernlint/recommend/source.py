@@ -34,9 +34,12 @@ class _Unknown(Exception):
 class SafeEval:
     """Evaluate an expression over `env`; names bound by `locals_` (name → expression) are followed once."""
 
-    def __init__(self, env: Mapping[str, Any], locals_: Mapping[str, list[ast.expr]] | None = None) -> None:
+    def __init__(self, env: Mapping[str, Any], locals_: Mapping[str, list[ast.expr]] | None = None,
+                 funcs: Mapping[str, ast.FunctionDef] | None = None, calls: int = 0) -> None:
         self.env = env
         self.locals = locals_ or {}
+        self.funcs = funcs or {}   # the project's own host helpers a launch reads (`calculate_settings(n)`)
+        self.calls = calls         # helper calls already on the stack: bounded by MAX_HELPER_DEPTH
         self._depth = 0
 
     def __call__(self, node: ast.expr | None) -> Any:
@@ -90,6 +93,18 @@ class SafeEval:
             key = n.slice.value  # META["BLOCK_M"]
             if isinstance(key, str) and key in self.env:
                 return self.env[key]
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in self.funcs \
+                and n.func.id not in self.env and self.calls < MAX_HELPER_DEPTH:
+            args = [self._ev(a) for a in n.args if not isinstance(a, ast.Starred)]
+            if len(args) != len(n.args):
+                raise _Unknown("*args")
+            kwargs = {kw.arg: self._ev(kw.value) for kw in n.keywords if kw.arg}
+            if len(kwargs) != len(n.keywords):
+                raise _Unknown("**kwargs")
+            val = call_helper(self.funcs[n.func.id], args, kwargs, self.funcs, self.calls + 1)
+            if val is None:
+                raise _Unknown(n.func.id)
+            return val
         if isinstance(n, ast.Call) and not n.keywords:
             name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
             if name in _FUNCS:
@@ -128,6 +143,9 @@ class KernelSource:
     launch_asserts: list[tuple[ast.expr, dict[str, str]]] = field(default_factory=list)
     # per launch: the launching function and the line of the launch, for `launch_value_in_order`
     launch_fns: list[tuple[ast.FunctionDef, int]] = field(default_factory=list)
+    # host helpers the launching functions may call: the file's own top-level functions and the functions it
+    # imports from the project's other modules (found as Python would, from the package structure)
+    helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
     def launch_value_in_order(self, name: str, env: Mapping[str, Any]) -> Any:
         """Like `launch_value`, but the launching function's statements before the launch are evaluated in
@@ -138,8 +156,8 @@ class KernelSource:
             if name not in args:
                 continue
             scope = dict(env)
-            _run_in_order(fn.body, scope, env, line)
-            val = SafeEval(scope)(args[name])
+            _run_in_order(fn.body, scope, env, line, self.helpers)
+            val = SafeEval(scope, funcs=self.helpers)(args[name])
             if val is not None:
                 return val
         return None
@@ -164,18 +182,29 @@ class KernelSource:
         return list(dict.fromkeys(out))
 
     def launch_value(self, name: str, env: Mapping[str, Any]) -> Any:
-        """The value the first launch that evaluates passes for `name` under `env` (None if none does)."""
+        """The value the first launch that evaluates passes for `name` under `env` (None if none does): the
+        launching function run in order first (it follows the project's own helpers, `calculate_settings(n)`),
+        then every binding of each local."""
+        val = self.launch_value_in_order(name, env)
+        if val is not None:
+            return val
         for args, loc, _ in self.launches:
             if name in args:
-                val = SafeEval(env, loc)(args[name])
+                val = SafeEval(env, loc, self.helpers)(args[name])
                 if val is not None:
                     return val
         return None
 
 
-def _run_in_order(body: list[ast.stmt], scope: dict[str, Any], given: Mapping[str, Any], stop: int) -> bool:
+def _run_in_order(body: list[ast.stmt], scope: dict[str, Any], given: Mapping[str, Any], stop: int,
+                  funcs: Mapping[str, ast.FunctionDef] | None = None, calls: int = 0) -> bool:
     """Evaluate simple assignments and `if`s of `body` into `scope` until the statement at line `stop`;
-    False once it is reached. A name whose value does not evaluate is dropped (unless `given` has it)."""
+    False once it is reached. A name whose value does not evaluate is dropped (unless `given` has it).
+    A `return` (in a helper run by `call_helper`) stores its value under RETURN and stops, as does a `raise`
+    (under RETURN as None): the path ends there."""
+    def ev(node: ast.expr) -> Any:
+        return SafeEval(scope, funcs=funcs, calls=calls)(node)
+
     def bind(target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
             if value is not None:
@@ -194,21 +223,58 @@ def _run_in_order(body: list[ast.stmt], scope: dict[str, Any], given: Mapping[st
             return False
         if isinstance(st, ast.Assign):
             for t in st.targets:
-                bind(t, SafeEval(scope)(st.value))
+                bind(t, ev(st.value))
         elif isinstance(st, (ast.AnnAssign, ast.AugAssign)) and isinstance(st.target, ast.Name) and st.value:
             node = st.value if isinstance(st, ast.AnnAssign) else ast.BinOp(st.target, st.op, st.value)
-            bind(st.target, SafeEval(scope)(node))
+            bind(st.target, ev(node))
+        elif isinstance(st, (ast.Return, ast.Raise)):
+            value = st.value if isinstance(st, ast.Return) else None
+            # `return BLOCK, num_warps`: each element on its own, so a known block survives an unknown warp count
+            scope[RETURN] = tuple(ev(e) for e in value.elts) if isinstance(value, ast.Tuple) else \
+                ev(value) if value is not None else None
+            return False
         elif isinstance(st, ast.If):
-            cond = SafeEval(scope)(st.test)
+            cond = ev(st.test)
             branches = [st.body] if cond is True else [st.orelse] if cond is False else [st.body, st.orelse]
             for b in branches:
                 if cond is None:   # either branch may run: what they assign is unknown after it
+                    ends = bool(b) and isinstance(b[-1], (ast.Return, ast.Raise))
+                    if ends and stop >= 0:
+                        continue   # the launch below is reached only on paths where this branch did not run
                     for n in ast.walk(ast.Module(b, [])):
                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                             bind(n, None)
-                elif not _run_in_order(b, scope, given, stop):
+                        elif isinstance(n, (ast.Return, ast.Raise)) and stop < 0:
+                            scope[RETURN] = None   # a helper's path may end in either branch: result unknown
+                            return False
+                elif not _run_in_order(b, scope, given, stop, funcs, calls):
                     return False
     return True
+
+
+RETURN = "<return>"   # the scope key a helper's `return` value is kept under (not a Python name)
+# helpers calling helpers: calculate_settings-style functions are one level deep; a bound keeps recursion finite
+MAX_HELPER_DEPTH = 4
+
+
+def call_helper(fn: ast.FunctionDef, args: list[Any], kwargs: Mapping[str, Any],
+                funcs: Mapping[str, ast.FunctionDef], calls: int) -> Any:
+    """The value a host helper returns for these arguments, read from its body in order (assignments, `if`s,
+    `return`), or None when any step on the way is unknown. Never executed: only SafeEval's subset."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if len(args) > len(params) or fn.args.vararg or fn.args.kwarg:
+        return None
+    scope: dict[str, Any] = dict(zip(params, args))
+    scope.update(kwargs)
+    for name, default in _defaults(fn).items():
+        if name not in scope:
+            val = SafeEval({}, funcs=funcs, calls=calls)(default)
+            if val is not None:
+                scope[name] = val
+    if any(p not in scope for p in params):
+        return None
+    _run_in_order(fn.body, scope, {}, -1, funcs, calls)
+    return scope.get(RETURN)
 
 
 def _locals(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
@@ -264,6 +330,7 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
     out = KernelSource()
     if tree is None:
         return out
+    out.helpers = _host_helpers(path, tree)
     kernel_fn = next((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == kernel_name), None)
     kernel_params = [a.arg for a in kernel_fn.args.args] if kernel_fn else []
     out.params = kernel_params
@@ -293,6 +360,43 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
                     out.launch_fns.append((fn, node.lineno))
                     passed = {e.id: p for p, e in args.items() if isinstance(e, ast.Name)}
                     out.launch_asserts += [(a.test, passed) for a in ast.walk(fn) if isinstance(a, ast.Assert)]
+    return out
+
+
+def _host_helpers(path: str, tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """Top-level functions of the file, and those its top-level `from X import f` lines bring in from files
+    of the same project (relative imports, or absolute ones under the directory above the top package)."""
+    import os
+
+    out = {st.name: st for st in tree.body if isinstance(st, ast.FunctionDef) and not st.decorator_list}
+    here = os.path.dirname(os.path.abspath(path))
+    top = here
+    while os.path.isfile(os.path.join(top, "__init__.py")):
+        top = os.path.dirname(top)
+    for st in tree.body:
+        if not isinstance(st, ast.ImportFrom) or not st.module and not st.level:
+            continue
+        if st.level:
+            base = here
+            for _ in range(st.level - 1):
+                base = os.path.dirname(base)
+        else:
+            base = top
+        stem = os.path.join(base, *(st.module or "").split(".")) if st.module else base
+        for cand in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if not os.path.isfile(cand) or os.path.abspath(cand) == os.path.abspath(path):
+                continue
+            try:
+                other = _parse(cand, os.path.getmtime(cand))
+            except OSError:
+                other = None
+            if other is None:
+                break
+            defs = {f.name: f for f in other.body if isinstance(f, ast.FunctionDef) and not f.decorator_list}
+            for alias in st.names:
+                if alias.name in defs and (alias.asname or alias.name) not in out:
+                    out[alias.asname or alias.name] = defs[alias.name]
+            break
     return out
 
 

@@ -1,0 +1,84 @@
+"""Launch values computed by the project's own host helpers (`BLOCK, warps = calculate_settings(n)` imported
+from a sibling module) are read from the helper's body in order, never executed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernlint.recommend.source import read_kernel_source
+
+UTILS = '''
+import triton
+
+def is_other_vendor():
+    return False
+
+def calculate_settings(n):
+    MAX = 65536
+    BLOCK = triton.next_power_of_2(n)
+    if BLOCK > MAX:
+        raise RuntimeError("too wide")
+    num_warps = 4
+    if BLOCK >= 32768:
+        num_warps = 32 if not is_other_vendor() else 16
+    elif BLOCK >= 8192:
+        num_warps = 16
+    elif BLOCK >= 2048:
+        num_warps = 8
+    return BLOCK, num_warps
+'''
+
+OPS = '''
+import triton
+import triton.language as tl
+from pkg.utils import calculate_settings
+from .utils import calculate_settings as settings_again
+
+
+def _wide(n):
+    return n > 10**9
+
+
+@triton.jit
+def row_kernel(x_ptr, n_cols, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n_cols), mask=offs < n_cols)
+
+
+def forward(x):
+    n_rows, n_cols = x.shape
+    if _unknown_device():
+        return x
+    BLOCK, num_warps = calculate_settings(n_cols)
+    row_kernel[(n_rows,)](x, n_cols, BLOCK=BLOCK, num_warps=num_warps)
+    return x
+'''
+
+
+def _tree(tmp_path: Path) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "utils.py").write_text(UTILS, encoding="utf-8")
+    (pkg / "ops.py").write_text(OPS, encoding="utf-8")
+    return pkg / "ops.py"
+
+
+def test_block_and_warps_come_from_the_imported_helper(tmp_path: Path) -> None:
+    src = read_kernel_source(str(_tree(tmp_path)), "row_kernel")
+    assert {"calculate_settings", "settings_again", "_wide", "forward"} <= set(src.helpers)
+    # next_power_of_2(5000) = 8192 -> 16 warps; 3000 -> 4096 -> 8 warps; 1000 -> 1024 -> 4 warps
+    for n, block, warps in ((5000, 8192, 16), (3000, 4096, 8), (1000, 1024, 4)):
+        env = {"n_cols": n, "n_rows": 64}
+        assert src.launch_value("BLOCK", env) == block
+        assert src.launch_value_in_order("num_warps", env) == warps
+
+
+def test_an_unknown_branch_leaves_the_value_unknown_never_guessed(tmp_path: Path) -> None:
+    src = read_kernel_source(str(_tree(tmp_path)), "row_kernel")
+    # 40000 -> 65536: the warp count depends on is_other_vendor() through an `x if c else y` the evaluator does
+    # not follow, so it stays unknown; the block does not depend on it
+    env = {"n_cols": 40000, "n_rows": 64}
+    assert src.launch_value("BLOCK", env) == 65536
+    assert src.launch_value_in_order("num_warps", env) is None
+    # past MAX the helper raises: no value
+    assert src.launch_value("BLOCK", {"n_cols": 70000, "n_rows": 64}) is None
