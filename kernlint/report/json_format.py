@@ -7,13 +7,15 @@ failed on) and `path_errors` (paths given that could not be linted: missing, unr
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kernlint import __version__
-from kernlint.analysis.estimate import KernelEstimate
 from kernlint.api import LintResult
 from kernlint.diagnostic import Diagnostic
 from kernlint.report import ReportContext
+
+if TYPE_CHECKING:   # an annotation: a run over files without kernels never imports the engine (or libcst)
+    from kernlint.analysis.estimate import KernelEstimate
 
 SCHEMA_VERSION = 1
 
