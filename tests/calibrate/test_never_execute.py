@@ -225,3 +225,35 @@ def test_the_verify_child_still_runs_a_benign_kernel(tmp_path: Path) -> None:
                                    "runs": [{"label": "B=128", "constexprs": {"B": 128}, "grid": [1]},
                                             {"label": "B=256", "constexprs": {"B": 256}, "grid": [1]}]})
     assert resp == {"results": [None]}, resp
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="--verify needs triton and torch")
+@pytest.mark.parametrize("name", list(VECTORS))
+def test_verify_runs_no_payload(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every vector through `recommend --verify`'s own path: the request is built from the linted kernel (the
+    scratch module, refused where the body reaches Python) and, where it is built, run in the isolated child."""
+    from kernlint.api import Settings, lint_paths
+    from kernlint.recommend.verify import NotVerifiable, _run_runs, build_request
+
+    files, may_compile = VECTORS[name]
+    sentinel = tmp_path / "SENTINEL"
+    monkeypatch.chdir(tmp_path)
+    rel = _write(tmp_path, files, sentinel)
+    with (tmp_path / rel).open("a", encoding="utf-8") as fh:   # a launch site, so the grid is known
+        fh.write("\n\ndef launch(x, n):\n    k[(1,)](x, n, B=128)\n")
+    res = lint_paths([str(rel)], Settings(targets=("h100",)))
+    kernel = next(k for f in res.files for k in f.kernels if k.jit.name == "k")
+    try:
+        request, _ = build_request(kernel, {"n": 100, "B": 128}, [{"B": 256}], {"*": "*fp32"})
+    except NotVerifiable as exc:
+        assert not may_compile, f"{name}: refused although nothing in it runs: {exc}"
+        assert not sentinel.exists()
+        return
+    try:
+        verdicts: list[str | None] | None = _run_runs(sys.executable, request)
+    except NotVerifiable:   # a constant left out of the scratch module: the interpreter run fails, nothing runs
+        verdicts = None
+    assert not sentinel.exists(), f"{name}: the payload ran"
+    if may_compile:
+        # the kernel really ran in the child: one verdict for the one candidate (its results compared)
+        assert verdicts is not None and len(verdicts) == 1, verdicts
