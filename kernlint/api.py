@@ -138,22 +138,27 @@ def discover(paths: Iterable[str]) -> list[str]:
 
 
 def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parsed:
-    from kernlint.frontend.parse import ParseFailure, check_syntax, decode_source
-    from kernlint.frontend.prescan import facts_without_kernels, may_hold_kernels
+    from kernlint.frontend.parse import ParseFailure, check_syntax, decode_source, parse_ast
+    from kernlint.frontend.prescan import facts_without_kernels, has_subscript_call, launch_syntax_only, may_hold_kernels
 
     text = decode_source(data, limit=None)   # the size limit was applied when the file was read
     if isinstance(text, ParseFailure):
         return _Parsed(path, data, None, text, None, None)
-    if not may_hold_kernels(text):
+    kernels_possible = may_hold_kernels(text)
+    if not kernels_possible or launch_syntax_only(text):
         # No kernel, launch or Helion kernel can be in this file (most files of a repository), so
         # nothing will read its syntax tree: when CPython's parser accepts it, libcst's parse (most of
         # the cost of such a file) is skipped. Anything else takes the full path below, which reports
         # the syntax error from libcst as before. (Only a file that CPython parses but libcst rejects,
         # a libcst limitation, would lose its KL001; none of the 2,267 files of the speed corpus does.)
+        # A file that passed the pre-scan on the launch regex alone (a `](` that may sit in a string, a
+        # comment or a docstring's markdown link) is asked CPython's tree, which the check parses anyway:
+        # without a call of a subscript it has no launch site either.
         checked = check_syntax(text)
         if isinstance(checked, ParseFailure):
             return _Parsed(path, data, None, checked, None, None)
-        if checked:   # libcst is neither imported nor run for this file (kernlint.frontend.prescan)
+        if checked and (not kernels_possible or not has_subscript_call(parse_ast(text))):
+            # libcst is neither imported nor run for this file (kernlint.frontend.prescan)
             return _Parsed(path, data, text, None, facts_without_kernels(path), None)
     from kernlint.frontend.kernels import collect_module_facts
     from kernlint.frontend.parse import parse_text

@@ -48,17 +48,23 @@ def test_a_file_without_kernels_gets_the_same_findings_as_with_every_file_parsed
                            b"def k(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"),
                ("host.py", b"from kern import k\n\n\ndef run(x):\n    k[(1,)](x, BLOCK=128)\n"),
                ("util.py", b"def f(x):  # noqa: KL201\n    return x\n"),
+               # the launch regex matches the docstring's markdown link and the comment, not a launch
+               ("doc.py", b'"""See [the docs](https://x)."""\nx = [1][0]  # a[0](b)\n'),
                ("bad.py", b"def f(:\n    pass\n")]
     fast = lint_sources(sources)
-    real = prescan.may_hold_kernels
+    real = prescan.may_hold_kernels, prescan.launch_syntax_only
     try:
-        prescan.may_hold_kernels = lambda text: True   # every file through libcst
+        prescan.may_hold_kernels, prescan.launch_syntax_only = lambda text: True, lambda text: False  # all via libcst
         slow = lint_sources(sources)
     finally:
-        prescan.may_hold_kernels = real
+        prescan.may_hold_kernels, prescan.launch_syntax_only = real
     assert [f.diagnostics for f in fast.files] == [f.diagnostics for f in slow.files]
-    assert [len(f.kernels) for f in fast.files] == [len(f.kernels) for f in slow.files] == [1, 0, 0, 0]
+    assert [len(f.kernels) for f in fast.files] == [len(f.kernels) for f in slow.files] == [1, 0, 0, 0, 0]
     assert [p.origin for p in fast.files[0].kernels[0].points] == ["launch"]
+    from kernlint.api import parse_sources
+
+    # libcst parsed the kernel and the real launch only
+    assert [p.module is not None for p in parse_sources(sources)] == [True, True, False, False, False]
 
 
 def test_a_kernel_file_is_parsed_by_cpython_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ resolved on demand from that file (kernlint.imports), not from this file's facts
 """
 from __future__ import annotations
 
+import ast
 import re
 
 from kernlint.frontend.facts import ModuleFacts
@@ -31,6 +32,22 @@ def may_define_or_launch(text: str) -> bool:
 def may_hold_kernels(text: str) -> bool:
     """Whether the frontend needs the syntax tree of `text`: a Triton kernel or launch, or a Helion kernel."""
     return may_define_or_launch(text) or "helion" in text
+
+
+def launch_syntax_only(text: str) -> bool:
+    """Whether `text` passed `may_hold_kernels` on its launch syntax alone: it never says `jit` or `helion`,
+    so it defines no jit function and holds no Helion kernel, and its facts are its launch sites."""
+    return "jit" not in text and "helion" not in text
+
+
+def has_subscript_call(tree: ast.AST) -> bool:
+    """Whether CPython's tree of a file has a call of a subscript (`callee[grid](...)`), the only form of a
+    launch site (kernlint.frontend.kernels `visit_call`). The launch regex also matches `](` in strings,
+    comments and markdown links of docstrings: a file of those has no launch, so libcst would find none."""
+    from kernlint.frontend.parse import ast_nodes
+
+    return any(type(node) is ast.Call and type(node.func) is ast.Subscript  # type: ignore[attr-defined]
+               for node in ast_nodes(tree))
 
 
 def facts_without_kernels(path: str) -> ModuleFacts:
