@@ -139,11 +139,13 @@ def _entry(path: str, i: int, e: Any) -> Entry:
         raise bad("config", "an object", cfg)
     if not isinstance(cfg.get("kwargs", {}), dict):
         raise bad("config.kwargs", "an object", cfg.get("kwargs"))
+    helion = cfg.get("frontend") == "helion"
     for name, v in (cfg.get("kwargs") or {}).items():
-        # a constexpr value Triton can specialise on: a list or object raised TypeError at the kernel's launch
-        if not isinstance(v, (int, float, str)) or (isinstance(v, int) and not isinstance(v, bool)
-                                                     and abs(v) >= 1 << 63):
-            raise bad(f"config.kwargs.{name}", "a number, string or boolean", v)
+        # a constexpr value Triton can specialise on: a list or object raised TypeError at the kernel's launch.
+        # A helion.Config takes lists (block_sizes=[64, 64, 32], loop_orders=[[0, 1]]): short ones of scalars
+        if not _scalar(v) and not (helion and _short_list(v, depth=2)):
+            raise bad(f"config.kwargs.{name}", "a number, string or boolean" + (" (or a short list of them)"
+                                                                               if helion else ""), v)
     for key, top in (("num_warps", 64), ("num_stages", 64), ("maxnreg", 256)):
         v = cfg.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
@@ -160,6 +162,20 @@ def _entry(path: str, i: int, e: Any) -> Entry:
     return Entry(e["kernel"], e["target"], str(e.get("bucket", "*")), cfg, dict(e.get("estimate") or {}),
                  str(e.get("rationale", "")), dict(e["space"]) if isinstance(e.get("space"), dict) else None,
                  e.get("keep"))
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (int, float, str)) and not (isinstance(v, int) and not isinstance(v, bool)
+                                                      and abs(v) >= 1 << 63)
+
+
+# longest list a helion.Config field holds in practice (one entry per tiled dimension or loop): a bound, not a fit
+_MAX_LIST = 64
+
+
+def _short_list(v: Any, depth: int) -> bool:
+    return isinstance(v, list) and len(v) <= _MAX_LIST and all(
+        _scalar(x) or (depth > 1 and _short_list(x, depth - 1)) for x in v)
 
 
 def stale_entries(entries: list[Entry], current: dict[tuple[str, str], str]) -> list[tuple[Entry, str]]:
