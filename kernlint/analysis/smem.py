@@ -352,15 +352,23 @@ def _fresh_tmem_accumulators(live: Liveness, dots: list[DotPlacement], stages_of
     """Op ids of TMEM dots in a pipelined loop whose accumulator starts afresh every trip (`qk = tl.dot(q, kᵀ)`:
     no accumulator operand, not folded into a loop-carried sum). Triton's tcgen05 pipeliner gives such an
     accumulator two buffers, so the MMA of the next trip runs while this trip's result is read; a
-    loop-carried accumulator (`acc = tl.dot(a, b, acc)`, `acc += tl.dot(a, b)`) keeps one."""
+    loop-carried accumulator (`acc = tl.dot(a, b, acc)`, `acc += tl.dot(a, b)`) keeps one, and so does a fresh
+    product that is the loop's only MMA (`acc += tl.dot(a, b) * scale`, measured on the public set: unsloth's
+    _w8a8_block_fp8_matmul 128×128×128 w8 s3, 128 columns)."""
     results = {d.op.result.id for d in dots if d.tmem_accumulator and d.op.result is not None}
     sums = folded_accumulations(live, results)
     folded = {o.id for s in live.steps if not s.is_end and s.op.result is not None and s.op.result.id in sums
               for o in s.op.operands}
+    in_loop: dict[int | None, int] = {}
+    for d in dots:
+        if d.tmem_accumulator:
+            in_loop[d.in_loop] = in_loop.get(d.in_loop, 0) + 1
     out: set[int] = set()
     for d in dots:
         if not d.tmem_accumulator or d.in_loop is None or d.op.result is None or len(d.op.operands) > 2:
             continue
+        if in_loop[d.in_loop] < 2:
+            continue   # alone in its loop: one buffer (unsloth's block-scaled fp8 matmul, 128×128: 128)
         if d.op.result.id in folded or stages_of(d.in_loop) < 2:
             continue
         out.add(d.op.id)
