@@ -68,6 +68,8 @@ def install(path: str, mode: str = "replace", target: str | None = None) -> Shim
         # As documented, nothing is changed: no Triton attribute is wrapped (before, an empty shim was
         # installed anyway). The returned Shim is inert; its `log` holds the one error line.
         return _inert(path, "store-error", os.path.basename(path), f"{exc}; kernels keep their own configs")
+    # Helion entries are applied by kernlint.recommend.helion_apply, never to a Triton launch
+    entries = [e for e in entries if e.config.get("frontend") != "helion"]
     return Shim(entries, mode, target, path).install()
 
 

@@ -33,7 +33,10 @@ def _store(tmp_path: Path) -> str:
               {"kwargs": {"BLOCK_SIZE": 256}, "num_warps": 2, "num_stages": 1}, {}, "test"),
         Entry(_kid("examples.matmul", "matmul_kernel", "examples/matmul.py"), "h100", "*",
               {"kwargs": {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 4}, "num_warps": 4,
-               "num_stages": 2}, {}, "test"),
+               "num_stages": 2}, {}, "test",
+              # outside the autotune list (its BLOCK_M is 64-256): written only after `--verify` passed
+              {"in_author_space": False, "outside": {"BLOCK_M": "32", "BLOCK_N": "32", "BLOCK_K": "16"},
+               "verified": "verified: same results as the author's config under TRITON_INTERPRET=1"}),
         Entry(_kid("examples.rmsnorm", "rmsnorm_fwd_kernel", "examples/rmsnorm.py"), "h100", "*",
               {"kwargs": {"BLOCK_SIZE": 64}, "num_warps": 2, "num_stages": 1}, {}, "test"),
         Entry("examples.softmax:softmax_kernel@sha256:0000000000000000", "h100", "*",
