@@ -171,11 +171,12 @@ def test_a_finding_inside_a_helper_from_another_file_is_placed_at_the_call(tmp_p
 def test_a_file_name_that_is_not_utf8_is_linted_in_every_format(tmp_path: Path, fmt: str,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A name such as b'm\\xfe.py' reaches Python as a lone surrogate (PEP 383): the cache key and GitLab's
-    fingerprint encoded it strictly and every format crashed with UnicodeEncodeError, even with --no-cache."""
+    fingerprint encoded it strictly and every format crashed with UnicodeEncodeError, even with --no-cache.
+    (examples/rope.py: its KL301 is an error whatever the autotuner keeps, so the exit code is 1)"""
     import os
 
     bad = os.fsdecode(b"m\xfe.py")
-    (tmp_path / bad).write_text((ROOT / "examples" / "matmul.py").read_text())
+    (tmp_path / bad).write_text((ROOT / "examples" / "rope.py").read_text())
     for cache in (["--no-cache"], ["--cache-dir", str(tmp_path / "cache")]):
         assert main(["check", str(tmp_path), *cache, "--output-format", fmt], io.StringIO()) == 1
         assert "Traceback" not in capsys.readouterr().err
