@@ -129,10 +129,19 @@ def test_a_launch_in_a_file_without_kernels_still_configures_the_kernel() -> Non
 
 def test_files_without_kernels_report_syntax_errors_like_before() -> None:
     from kernlint.api import _parse
-    from kernlint.frontend.parse import parse_text
+    from kernlint.frontend.parse import ParseFailure, parse_text
 
-    for source in ("def f(:\n    pass\n", "x = " + "+".join(["1"] * 300) + "\n", "x = " + "(" * 200 + ")" * 200):
+    # a syntax error, brackets past CPython's tokenizer limit (200), a tree deeper than CPython accepts
+    for source, message in (("def f(:\n    pass\n", "syntax error: invalid syntax"),
+                            ("x = " + "(" * 201 + ")" * 201, "brackets nested 201 deep"),
+                            ("x = " + "+".join(["1"] * 5000) + "\n", "CPython rejects it too")):
         parsed = _parse("bad.py", source.encode())
         assert parsed.failure is not None and parsed.failure == parse_text(source)
+        assert message in parsed.failure.message
+    # nesting CPython accepts is linted on both paths now (it was refused past depth 100 before)
+    for source in ("x = " + "+".join(["1"] * 300) + "\n", "x = " + "(" * 200 + ")" * 200):
+        parsed = _parse("deep.py", source.encode())
+        assert parsed.failure is None and parsed.facts is not None and parsed.facts.jit_functions == ()
+        assert not isinstance(parse_text(source), ParseFailure)
     clean = _parse("clean.py", b"x = [1][0]\n")
     assert clean.failure is None and clean.facts is not None and clean.facts.jit_functions == ()
