@@ -46,7 +46,7 @@ def has_subscript_call(tree: ast.AST) -> bool:
     comments and markdown links of docstrings: a file of those has no launch, so libcst would find none."""
     from kernlint.frontend.parse import ast_nodes
 
-    return any(type(node) is ast.Call and type(node.func) is ast.Subscript  # type: ignore[attr-defined]
+    return any(type(node) is ast.Call and type(node.func) is ast.Subscript
                for node in ast_nodes(tree))
 
 
