@@ -374,7 +374,7 @@ def _host_helpers(path: str, tree: ast.Module) -> dict[str, ast.FunctionDef]:
     while os.path.isfile(os.path.join(top, "__init__.py")):
         top = os.path.dirname(top)
     for st in tree.body:
-        if not isinstance(st, ast.ImportFrom) or not st.module and not st.level:
+        if not isinstance(st, ast.ImportFrom) or (not st.module and not st.level):
             continue
         if st.level:
             base = here
