@@ -17,7 +17,8 @@ from kernlint.report import FORMATS, ReportContext, render
 from kernlint.report.github import annotation
 
 FIXTURES = "tests/report/fixtures"          # repo-relative, so paths in snapshots are stable
-SELECT = "KL301,KL303"                      # exact rules: findings do not move with the estimate model
+SELECT = "KL301,KL303,KL402"                # exact rules: findings do not move with the estimate model;
+                                            # one per severity: KL301 error, KL402 warning, KL303 info
 EXT = {"full": "txt", "concise": "txt", "json": "json", "json-lines": "jsonl", "github": "txt", "sarif": "sarif",
        "gitlab": "json", "rdjson": "json", "junit": "xml", "markdown": "md"}
 
@@ -85,7 +86,8 @@ def test_output_file(tmp_path: Path) -> None:
 def test_json_lines_one_diagnostic_per_line() -> None:
     _, out = check("--output-format", "json-lines")
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [(r["code"], r["location"]["row"]) for r in rows] == [("KL303", 11), ("KL303", 12), ("KL301", 16)]
+    assert [(r["code"], r["location"]["row"]) for r in rows] == [("KL303", 11), ("KL303", 12), ("KL301", 16),
+                                                                      ("KL402", 22)]
 
 
 def _diag(message: str, start: tuple[int, int], end: tuple[int, int], path: str = "k.py",
@@ -119,32 +121,40 @@ def test_rdjson_columns_are_utf8_bytes() -> None:
 def test_gitlab_required_fields_and_distinct_fingerprints() -> None:
     _, out = check("--output-format", "gitlab")
     issues = json.loads(out)
-    assert len(issues) == 3
+    assert len(issues) == 4
     for issue in issues:
         assert {"description", "check_name", "fingerprint", "severity", "location"} <= issue.keys()
         assert issue["severity"] in ("info", "minor", "major", "critical", "blocker")
         assert issue["location"]["path"] == f"{FIXTURES}/findings.py"
     # the two KL303 findings share path, code and message; GitLab would merge equal fingerprints
-    assert len({i["fingerprint"] for i in issues}) == 3
+    assert len({i["fingerprint"] for i in issues}) == 4
     assert check("--output-format", "gitlab")[1] == out  # stable across runs
 
 
 def test_junit_counts_and_passing_files() -> None:
     _, out = check("--output-format", "junit")
     root = ET.fromstring(out)
-    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "3", "0")  # 3 findings + 1 clean file
+    # 4 findings + 1 clean file; the error and the warning fail, the two infos pass with their text as output
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("5", "2", "0")
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {f"{FIXTURES}/clean.py", f"{FIXTURES}/findings.py"}
     clean = suites[f"{FIXTURES}/clean.py"].findall("testcase")
     assert [c.get("name") for c in clean] == ["kernlint check"] and clean[0].find("failure") is None
-    failures = [c.find("failure") for c in suites[f"{FIXTURES}/findings.py"].findall("testcase")]
-    assert all(f is not None and f.get("message") for f in failures)
+    cases = suites[f"{FIXTURES}/findings.py"].findall("testcase")
+    failed = {c.get("name").split()[0]: c.find("failure") for c in cases if c.find("failure") is not None}
+    assert sorted(failed) == ["KL301", "KL402"] and all(f.get("message") for f in failed.values())
+    assert failed["KL301"].get("type") == "KL301 (error)" and failed["KL402"].get("type") == "KL402 (warning)"
+    infos = [c for c in cases if c.find("failure") is None]
+    assert [c.get("name").split()[0] for c in infos] == ["KL303", "KL303"]
+    assert all("KL303" in (c.findtext("system-out") or "") for c in infos)
 
 
 def test_markdown_summary_counts_and_escapes_pipes() -> None:
     _, out = check("--output-format", "markdown")
-    assert "| `KL303` | Int32OffsetOverflow | 🟡 warning | 2 |" in out
+    assert "**4 finding(s)** (1 error, 1 warning, 2 info)" in out
     assert "| `KL301` | NonPowerOfTwoBlock | 🔴 error | 1 |" in out
+    assert "| `KL402` | DuplicateAutotuneConfig | 🟡 warning | 1 |" in out
+    assert "| `KL303` | Int32OffsetOverflow | 🔵 info | 2 |" in out
     buf = io.StringIO()
     result = LintResult([])
     render("markdown", result, buf, ReportContext(root=ROOT))
