@@ -41,7 +41,7 @@ def package_module_name(path: str, isfile: Callable[[str], bool] | None = None) 
     """The module name Python would give `path`, however the path is spelled: a file inside a regular package
     is named from its package structure (directories with `__init__.py` upward, `/abs/pkg/mod.py` and
     `pkg/mod.py` are both `pkg.mod`). A file outside any package (a script, an example) keeps the name of its
-    path relative to the working directory when it lies below it, else of the path as given (as
+    path relative to the working directory when it lies below it, else of its absolute path (as
     `module_name_for`), which is also how the runtime shim names a script's kernels."""
     if path in ("", "-") or path.startswith("<"):
         return module_name_for(path)
@@ -52,8 +52,7 @@ def package_module_name(path: str, isfile: Callable[[str], bool] | None = None) 
         stem = os.path.basename(absolute)
         leaf = [] if stem == "__init__.py" else [stem[:-3] if stem.endswith(".py") else stem]
         return ".".join(p for p in (*prefix, *leaf) if p.isidentifier())
-    if os.path.isabs(path):
-        rel = os.path.relpath(absolute)
-        if not rel.startswith(".."):
-            return module_name_for(rel)
-    return module_name_for(path)
+    rel = os.path.relpath(absolute)
+    # below the working directory: named relative to it; elsewhere by the absolute path, so `../x/k.py` and
+    # `/abs/x/k.py` agree (naming the relative spelling depended on how deep the working directory sat)
+    return module_name_for(rel if not rel.startswith("..") else absolute)

@@ -74,7 +74,7 @@ def test_ctrl_c_stops_a_sweep_at_once_without_a_traceback(project: Path) -> None
     shutil.copyfile(ROOT / "examples" / "matmul.py", project / "matmul.py")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "kernlint", "calibrate", "matmul.py", "--sweep", "--no-cache",
-                             "--no-progress", "-j", "2", "--max-configs", "16"], cwd=project, env=env,
+                             "--no-progress", "-j", "2", "--max-configs", "48"], cwd=project, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     workers: set[int] = set()
@@ -82,7 +82,8 @@ def test_ctrl_c_stops_a_sweep_at_once_without_a_traceback(project: Path) -> None
         workers = _workers_of(proc.pid)
         time.sleep(0.2)
     assert workers
-    time.sleep(1.0)
+    # a compile takes ~0.2 s on an idle machine: 48 configs over 2 workers outlast this pause
+    time.sleep(0.3)
     workers |= _workers_of(proc.pid)
     os.killpg(proc.pid, signal.SIGINT)   # what a terminal's Ctrl-C does: the whole foreground group
     start = time.monotonic()
