@@ -281,7 +281,8 @@ def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
             from kernlint.source_files import SourceRefused
 
             why = data.strerror if isinstance(data, SourceRefused) else f"cannot read file: {data.strerror}"
-            parsed.append(_Parsed(path, b"", None, ParseFailure(why), None, None))
+            too_big = isinstance(data, SourceRefused) and data.errno == errno.EFBIG
+            parsed.append(_Parsed(path, b"", None, ParseFailure(why, refused=too_big), None, None))
             continue
         try:
             parsed.append(_parse(path, data, reexports))

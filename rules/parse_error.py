@@ -35,4 +35,5 @@ class ParseError(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         failure = ctx.parse_failure
         if failure is not None:
-            yield self.diagnostic(ctx, max(1, failure.line), failure.message, col=failure.col)
+            yield self.diagnostic(ctx, max(1, failure.line), failure.message, col=failure.col,
+                                  severity=Severity.WARNING if failure.refused else None)

@@ -208,6 +208,12 @@ def test_lint_source_applies_the_size_limit() -> None:
 
     result = lint_source(KERNEL.format(expr="x"), "m.py", Settings(max_file_size=50))
     assert [d.code for d in result.diagnostics] == ["KL001"] and "file too large" in result.diagnostics[0].message
+    # nothing is wrong with the code: the refusal is a warning (unsloth ships a 2.1 MB web-route file), while
+    # a syntax error stays an error
+    from kernlint.diagnostic import Severity
+    assert result.diagnostics[0].severity is Severity.WARNING
+    broken = lint_source("def f(:\n", "b.py", Settings())
+    assert [(d.code, d.severity) for d in broken.diagnostics] == [("KL001", Severity.ERROR)]
 
 
 # -- issue 29 item 6: a corrupt store is KL406 for `kernlint check`, never exit 2 ---------------------

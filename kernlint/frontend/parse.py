@@ -26,6 +26,8 @@ class ParseFailure:
     message: str
     line: int = 1
     col: int = 0
+    # a file kernlint chose not to read (over max-file-size): nothing is wrong with the code, so a warning
+    refused: bool = False
 
 
 @dataclass(frozen=True, slots=True)
