@@ -75,7 +75,10 @@ def test_ctrl_c_stops_a_sweep_at_once_without_a_traceback(project: Path) -> None
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "kernlint", "calibrate", "matmul.py", "--sweep", "--no-cache",
                              "--no-progress", "-j", "2", "--max-configs", "48"], cwd=project, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            # as from a shell: SIGINT not ignored, even if this test process inherited it ignored
+                            # (CI started without a terminal: the sweep never saw the Ctrl-C and finished)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     workers: set[int] = set()
     while time.monotonic() < deadline and not workers:   # wait until the first compile worker runs
