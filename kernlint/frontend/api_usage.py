@@ -195,18 +195,27 @@ class _Checker:
                     return root.value + qualname[len("triton"):]
         return qualname
 
+    def _looked_up(self, node: cst.Attribute | cst.Name
+                   ) -> tuple[str, bool, tuple[str, ...], list[_Lookup | None]] | None:
+        """The name's qualified form, whether it is guarded, the releases it is judged in (every release under a
+        version guard) and its lookup in each; None when the chain is not a triton.language name."""
+        found = self._qualname(node)
+        if found is None:
+            return None
+        q, guarded = found
+        releases = tuple(self.api.releases) if guarded else self.scope
+        return q, guarded, releases, [_lookup(self.api, q, r) for r in releases]
+
     def _chain(self, node: cst.Attribute | cst.Name) -> None:
         sub: cst.BaseExpression = node
         while isinstance(sub, cst.Attribute):
             self.done.add(id(sub))
             sub = sub.value
         self.done.add(id(sub))
-        found = self._qualname(node)
+        found = self._looked_up(node)
         if found is None:
             return
-        q, guarded = found
-        releases = self.api.releases if guarded else self.scope
-        looked = [_lookup(self.api, q, r) for r in releases]
+        q, guarded, releases, looked = found
         if any(x is None or x.missing is None for x in looked):
             return   # some release in scope has it (or the table cannot tell)
         first = looked[-1]
@@ -254,12 +263,10 @@ class _Checker:
         func = node.func
         if not isinstance(func, (cst.Attribute, cst.Name)):
             return
-        found = self._qualname(func)
+        found = self._looked_up(func)
         if found is None:
             return
-        q, guarded = found
-        releases = self.api.releases if guarded else self.scope
-        looked = [_lookup(self.api, q, r) for r in releases]
+        q, guarded, _, looked = found
         members = [x.member for x in looked if x is not None and x.missing is None and x.member is not None]
         if len(members) != len(looked):
             return   # missing (reported as an attribute) or beyond the table in some release in scope

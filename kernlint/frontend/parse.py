@@ -7,7 +7,7 @@ import operator
 import re
 import sys
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -143,13 +143,12 @@ def _ast_fields(kind: type) -> Callable[[ast.AST], tuple[object, ...]]:
     return getter
 
 
-def ast_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node of `tree` in `ast.walk`'s order (breadth first, fields in order), level by level with the
-    one-call field getters: a few times cheaper than ast.walk's generator over iter_child_nodes."""
-    out: list[ast.AST] = []
+def _ast_levels(tree: ast.AST) -> Iterator[list[ast.AST]]:
+    """The nodes of `tree` level by level (the root's level first, fields in order), with the one-call field
+    getters: a few times cheaper than ast.walk's generator over iter_child_nodes."""
     level: list[ast.AST] = [tree]
     while level:
-        out.extend(level)
+        yield level
         below: list[ast.AST] = []
         for node in level:
             fields = _AST_FIELDS.get(type(node)) or _ast_fields(type(node))
@@ -159,25 +158,16 @@ def ast_nodes(tree: ast.AST) -> list[ast.AST]:
                 elif isinstance(value, list):
                     below.extend(item for item in value if isinstance(item, ast.AST))
         level = below
-    return out
+
+
+def ast_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree` in `ast.walk`'s order (breadth first, fields in order)."""
+    return [node for level in _ast_levels(tree) for node in level]
 
 
 def _ast_peak(tree: ast.AST) -> int:
-    """Depth of the deepest node (the root is 0), level by level; the same nodes as ast.iter_child_nodes."""
-    level: list[ast.AST] = [tree]
-    depth = -1
-    while level:
-        depth += 1
-        below: list[ast.AST] = []
-        for node in level:
-            fields = _AST_FIELDS.get(type(node)) or _ast_fields(type(node))
-            for value in fields(node):
-                if isinstance(value, ast.AST):
-                    below.append(value)
-                elif isinstance(value, list):
-                    below.extend(item for item in value if isinstance(item, ast.AST))
-        level = below
-    return depth
+    """Depth of the deepest node (the root is 0); the same nodes as ast.iter_child_nodes."""
+    return sum(1 for _ in _ast_levels(tree)) - 1
 
 
 def _ast_peak_and_line(tree: ast.AST) -> tuple[int, int]:
