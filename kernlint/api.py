@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from kernlint.frontend.parse import ParseFailure
     from kernlint.hardware.specs import GpuSpec
     from kernlint.imports import Reexports
-    from kernlint.ir.lower import HelperIndex, ModuleRef
+    from kernlint.lowering.lower import HelperIndex, ModuleRef
     from kernlint.rule import KernelAnalysis, Rule
 
 __all__ = ["NOQA", "FileResult", "LintResult", "PathError", "Settings", "lint_paths", "lint_source", "lint_sources"]
@@ -162,7 +162,7 @@ def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parse
             return _Parsed(path, data, text, None, facts_without_kernels(path), None)
     from kernlint.frontend.kernels import collect_module_facts
     from kernlint.frontend.parse import parse_text
-    from kernlint.ir.lower import ModuleRef
+    from kernlint.lowering.lower import ModuleRef
 
     parsed = parse_text(text)
     if isinstance(parsed, ParseFailure):
@@ -187,7 +187,7 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
     from kernlint.analysis.configs import config_points, given_arg_values, launch_pointees
     from kernlint.analysis.estimate import estimate
     from kernlint.frontend.static_eval import StaticEvaluator
-    from kernlint.ir.lower import Lowerer
+    from kernlint.lowering.lower import Lowerer
     from kernlint.rule import KernelAnalysis
 
     arg_types = {k: v for k, v in settings.arg_types.items() if k != "*"}
@@ -227,7 +227,7 @@ def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], modu
             sites = _launches_for(jit, launches, module_launches)
             if _is_kernel(jit, bool(sites), called):
                 ctx.kernels.append(analyse_kernel(jit, p.module, helpers, sites, targets, settings))
-        from kernlint.frontend.helion_configs import analyse_helion_file  # @helion.kernel: same rules
+        from kernlint.helion_pipeline import analyse_helion_file  # @helion.kernel: same rules
 
         ctx.kernels.extend(analyse_helion_file(p.path, p.text, targets, settings))
     cancel.check()

@@ -64,7 +64,7 @@ class HelionUnknownReductionExtent(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         if not ctx.kernels:
             return   # (and libcst, which the Helion lowering imports, stays unimported for a file without kernels)
-        from kernlint.ir.helion_lower import HelionIR
+        from kernlint.ir.helion_types import HelionIR
 
         for k in ctx.kernels:
             if not isinstance(k.ir, HelionIR):

@@ -106,7 +106,7 @@ def test_model_source_is_part_of_the_key() -> None:
     from kernlint.cache import _model_files
 
     names = {p.relative_to(p.parents[1]).as_posix() for p in _model_files()}
-    for needed in ("hardware/specs.py", "analysis/registers.py", "ir/lower.py", "frontend/kernels.py",
+    for needed in ("hardware/specs.py", "analysis/registers.py", "lowering/lower.py", "frontend/kernels.py",
                    "rules/shared_memory_overflow.py", "kernlint/suppression.py"):
         assert any(n.endswith(needed) for n in names), needed
     assert not any("report/" in n for n in names)

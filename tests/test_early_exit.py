@@ -1,4 +1,4 @@
-"""A runtime early exit (`if ...: return`) does not end the analysis (kernlint/ir/control_flow.py).
+"""A runtime early exit (`if ...: return`) does not end the analysis (kernlint/lowering/control_flow.py).
 
 The CTAs that do not exit run the rest of the body, and Triton compiles it all: the registers and shared
 memory of a kernel with an early exit are those of the same kernel without it. Before the fix the lowerer

@@ -1,4 +1,4 @@
-"""Kernel parameters that only a jit helper loads through are pointers (kernlint/ir/pointers.py).
+"""Kernel parameters that only a jit helper loads through are pointers (kernlint/lowering/pointers.py).
 
 examples/attention_fwd.py builds `k_ptrs = K + ...` and `v_ptrs = V + ...` in the kernel and hands them to
 `_attn_inner`, which does the `tl.load`. Pointer detection used to look at the kernel's own body only, so

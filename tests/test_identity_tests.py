@@ -1,4 +1,4 @@
-"""`x is None` / `x is not None` are decided at compile time (kernlint/ir/lower.py: _identity_test).
+"""`x is None` / `x is not None` are decided at compile time (kernlint/lowering/lower.py: _identity_test).
 
 Triton's code generator evaluates them statically: a tensor is never None, an omitted helper argument is.
 flash-attn's AMD forward kernel (flash_attn_triton_amd/fwd_prefill.py, `load_fn`) chooses one of four masked

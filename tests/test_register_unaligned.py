@@ -1,4 +1,4 @@
-"""Loaded operand addresses (kernlint/analysis/register_unaligned.py, ir/tl_dispatch.py `tl.pointer_type`).
+"""Loaded operand addresses (kernlint/analysis/register_unaligned.py, lowering/tl_dispatch.py `tl.pointer_type`).
 
 Facts from the Triton 3.9 TTGIR of the suite's grouped_matmul_kernel (tests/truth/suite_kernels/grouped_gemm.py,
 sm_90, 64×64×32, 4 warps): the C store through `tl.load(group_c_ptrs + g).to(tl.pointer_type(tl.float16))`

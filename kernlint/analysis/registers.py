@@ -32,7 +32,7 @@ from kernlint.analysis.register_vectors import stream_short_accumulated_loads
 from kernlint.analysis.register_widen import hold_widened_loads_narrow
 from kernlint.analysis.placement import DotPlacement, mma_family, numel
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.tl_dispatch import PHILOX_RESULTS
+from kernlint.ir.dtypes import PHILOX_RESULTS
 from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
 from kernlint.ir.symbolic import as_int, shown
 

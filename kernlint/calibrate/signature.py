@@ -30,7 +30,7 @@ import libcst as cst
 from kernlint.calibrate.scratch import ParsedModule, SourceTree
 from kernlint.frontend.arg_values import ArgValueError, DtypeValue, parse_arg_value
 from kernlint.frontend.facts import JitFunction
-from kernlint.ir.pointers import additive_names, args_passed_as, pointer_params
+from kernlint.lowering.pointers import additive_names, args_passed_as, pointer_params
 
 Kind = Literal["pointer", "scalar", "constexpr"]
 DEFAULT_POINTEE = "fp16"

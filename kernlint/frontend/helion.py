@@ -2,7 +2,7 @@
 
 Helion (pytorch/helion) kernels are ordinary Python functions: host code (allocations, `x.size()`,
 `hl.specialize`) around device loops (`for tile in hl.tile(...)`) that Helion turns into one Triton
-kernel per config. Here we only collect facts; `kernlint.ir.helion_lower` builds the dataflow graph.
+kernel per config. Here we only collect facts; `kernlint.lowering.helion_lower` builds the dataflow graph.
 """
 from __future__ import annotations
 

@@ -97,14 +97,7 @@ def parse_arg_type(spec: str) -> str:
     return spec.split(":")[0]
 
 
-def arg_type_error(spec: object) -> str | None:
-    """Why an `--arg`/`args` value is not one kernlint knows (None when it is): `*DTYPE[:16]`, `DTYPE`, a dtype
-    (`tl.int32`), None, or an example value (`1` for a unit stride); kernlint/frontend/arg_values.py reads them.
-    An unknown name used to be taken as a 4-byte type silently (`*bfloat16` quadrupled no operand and halved
-    none: shared memory came out wrong for every bf16 dot)."""
-    from kernlint.frontend.arg_values import ArgValueError, parse_arg_value
-    try:
-        parse_arg_value("", str(spec))
-    except ArgValueError as exc:
-        return str(exc).split(": ", 1)[-1]
-    return None
+# `tl.rand`/`tl.randn`/`tl.randint(seed, offset)`: one Philox4x32 result per element of `offset`
+# (triton/language/random.py: rand and randn give fp32, randint the first uint32 word of randint4x). Lowered
+# as `elementwise` ops with `fn` set; the register analysis counts the Philox state they keep live.
+PHILOX_RESULTS = {"rand": "fp32", "randn": "fp32", "randint": "u32"}

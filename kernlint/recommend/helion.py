@@ -57,7 +57,7 @@ class HelionTarget:
     """A Helion kernel read statically: the frontend's kernel and IR plus the host facts the ranking needs."""
 
     kernel: Any                          # kernlint.frontend.helion.HelionKernel
-    ir: Any                              # kernlint.ir.helion_lower.HelionIR
+    ir: Any                              # kernlint.lowering.helion_lower.HelionIR
     points: tuple[Any, ...]              # the author's config points
     source: str                          # the kernel's text from `def` (what the store hashes)
     grid: list[tuple[str, ast.expr]]     # (slot symbol or "grid", extent expression) of the outermost loop
@@ -69,7 +69,7 @@ class HelionTarget:
 def load_kernel(path: str, qualname: str, arg_types: Mapping[str, str] | None = None) -> HelionTarget:
     import os
 
-    from kernlint.frontend.helion_configs import analyse_helion_file
+    from kernlint.helion_pipeline import analyse_helion_file
     from kernlint.recommend.cli import kernel_source
     from kernlint.settings import Settings
     rel = os.path.relpath(path)
@@ -157,7 +157,7 @@ def _callee(call: ast.Call) -> str | None:
 # ------------------------------------------------------------------------------------------------ estimate
 def point(target: HelionTarget, config: Mapping[str, Any], extents: Mapping[str, Any], origin: str = "cli") -> Any:
     from kernlint.frontend.helion import HelionConfig
-    from kernlint.frontend.helion_configs import point_for
+    from kernlint.helion_pipeline import point_for
     known = {k: v for k, v in extents.items() if k in target.ir.extents}
     return point_for(target.kernel, target.ir, HelionConfig(dict(config), target.kernel.decorator_line),
                      known, origin)

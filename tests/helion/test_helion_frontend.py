@@ -6,7 +6,7 @@ import os
 from conftest import ROOT
 from kernlint.api import Settings, lint_paths, lint_source
 from kernlint.frontend.helion import HelionKernel
-from kernlint.ir.helion_lower import HelionIR
+from kernlint.ir.helion_types import HelionIR
 
 MATMUL = '''import helion
 import helion.language as hl

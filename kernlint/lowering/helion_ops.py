@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from kernlint.ir import tl_calls, tl_reductions
-from kernlint.ir.lower import CV, DT, HelperRef, Tup
+from kernlint.lowering import tl_calls, tl_reductions
+from kernlint.lowering.lower import CV, DT, HelperRef, Tup
 from kernlint.ir.nodes import Value
 from kernlint.ir.symbolic import Const, Expr, Unknown
 
 if TYPE_CHECKING:
-    from kernlint.ir.helion_lower import HelionLowerer
+    from kernlint.lowering.helion_lower import HelionLowerer
 
 POINTWISE = {
     "exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "abs", "sigmoid", "sin", "cos", "tanh", "erf",
@@ -45,7 +45,7 @@ def _kw(kwargs: dict[str, Any], *names: str) -> Any:
 
 
 def _dims(lo: "HelionLowerer", shape: Any) -> tuple[Expr, ...] | None:
-    from kernlint.ir.helion_lower import HTile
+    from kernlint.lowering.helion_lower import HTile
 
     items = shape.items if isinstance(shape, Tup) else (shape,)
     out: list[Expr] = []
@@ -206,7 +206,7 @@ def device_call(lo: "HelionLowerer", node: cst.Call, env: dict[str, Any]) -> Any
             return matmul(lo, args[0] if args else None, args[1] if len(args) > 1 else None, acc, line,
                           _kw(kwargs, "out_dtype"))
         if name == "tile_index" and args:
-            from kernlint.ir.helion_lower import HTile
+            from kernlint.lowering.helion_lower import HTile
 
             return lo.tile_index(args[0], line)[0] if isinstance(args[0], HTile) else Unknown("tile_index")
         if name in ("arange",) and args and isinstance(args[-1], CV):

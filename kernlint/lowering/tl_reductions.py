@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any
 from kernlint.ir.dtypes import reduction_input_dtype
 from kernlint.ir.nodes import Value
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int
-from kernlint.ir.tl_calls import _arg, _dtype_arg, tile
+from kernlint.lowering.tl_calls import _arg, _dtype_arg, tile
 
 if TYPE_CHECKING:
-    from kernlint.ir.lower import Lowerer
+    from kernlint.lowering.lower import Lowerer
 
 REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
 SCANS = {"cumsum", "cumprod", "associative_scan"}
 
 
 def _axis_of(axis: Any, rank: int) -> int | None:
-    from kernlint.ir.lower import CV
+    from kernlint.lowering.lower import CV
 
     ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
     return None if ax is None or rank == 0 else ax % rank
@@ -25,7 +25,7 @@ def _axis_of(axis: Any, rank: int) -> int | None:
 
 def _tiles(x: Any) -> tuple[Value, ...] | None:
     """The operand(s) of a reduce/scan: one tile, or a tuple of same-shape tiles (`tl.reduce((a, b), …)`)."""
-    from kernlint.ir.lower import Tup
+    from kernlint.lowering.lower import Tup
 
     if isinstance(x, Value):
         return (x,)
@@ -37,7 +37,7 @@ def _tiles(x: Any) -> tuple[Value, ...] | None:
 def _multi(lo: "Lowerer", kind: str, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...],
            dtypes: tuple[str, ...], **attrs: Any) -> Any:
     """One op with a result per operand (a tuple reduce/scan is one tt.reduce/tt.scan in Triton)."""
-    from kernlint.ir.lower import Tup
+    from kernlint.lowering.lower import Tup
 
     results = tuple(lo.new_value(shape, d) for d in dtypes)
     lo.emit(kind, operands, line, results[0], extra_results=results[1:], **attrs)
@@ -45,7 +45,7 @@ def _multi(lo: "Lowerer", kind: str, operands: tuple[Value, ...], line: int, sha
 
 
 def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
-    from kernlint.ir.lower import CV
+    from kernlint.lowering.lower import CV
 
     xs = _tiles(_arg(args, kw, 0, "input"))
     axis = _arg(args, kw, 1, "axis")

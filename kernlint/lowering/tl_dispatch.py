@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from kernlint.ir.dtypes import PHILOX_RESULTS
 from kernlint.ir.nodes import Value, pointee
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int
-from kernlint.ir.tl_calls import (
+from kernlint.lowering.tl_calls import (
     _PREFIXES,
     ELEMENTWISE,
     HANDLERS,
@@ -18,10 +19,10 @@ from kernlint.ir.tl_calls import (
     elementwise,
     tile,
 )
-from kernlint.ir.tl_reductions import REDUCTIONS, SCANS, reduce, scan
+from kernlint.lowering.tl_reductions import REDUCTIONS, SCANS, reduce, scan
 
 if TYPE_CHECKING:
-    from kernlint.ir.lower import Lowerer
+    from kernlint.lowering.lower import Lowerer
 
 
 def _handler(short: str) -> Handler | None:
@@ -43,15 +44,10 @@ def _handler(short: str) -> Handler | None:
 def _pointer_type(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     """`tl.pointer_type(tl.float16)`: the dtype of `int_value.to(tl.pointer_type(...))` (grouped GEMMs load their
     operand addresses as int64 and cast them)."""
-    from kernlint.ir.lower import DT
+    from kernlint.lowering.lower import DT
 
     element = args[0] if args else kw.get("element_ty")
     return DT(f"ptr<{element.dtype}>") if isinstance(element, DT) else Unknown("pointer_type")
-
-
-# `tl.rand`/`tl.randn`/`tl.randint(seed, offset)`: one Philox4x32 result per element of `offset`
-# (triton/language/random.py: rand and randn give fp32, randint the first uint32 word of randint4x).
-PHILOX_RESULTS = {"rand": "fp32", "randn": "fp32", "randint": "u32"}
 
 
 def _random(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
@@ -72,7 +68,7 @@ def _short(qualname: str) -> str | None:
 
 
 def call(lo: "Lowerer", node: cst.Call, env: dict[str, Any]) -> Any:
-    from kernlint.ir.lower import CV, HelperRef
+    from kernlint.lowering.lower import CV, HelperRef
 
     line = lo.line(node)
     args = tuple(lo.expr(a.value, env) for a in node.args if a.keyword is None and not a.star)
@@ -132,7 +128,7 @@ def call(lo: "Lowerer", node: cst.Call, env: dict[str, Any]) -> Any:
 
 
 def subscript(lo: "Lowerer", node: cst.Subscript, env: dict[str, Any]) -> Any:
-    from kernlint.ir.lower import CV, Tup
+    from kernlint.lowering.lower import CV, Tup
 
     base = lo.expr(node.value, env)
     line = lo.line(node)

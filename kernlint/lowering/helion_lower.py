@@ -17,11 +17,11 @@ from typing import Any
 import libcst as cst
 
 from kernlint.frontend.helion import HelionKernel
-from kernlint.ir import tl_calls, tl_dispatch
-from kernlint.ir.helion_host import HelionHostCode
+from kernlint.lowering import tl_calls, tl_dispatch
+from kernlint.lowering.helion_host import HelionHostCode
 from kernlint.ir.helion_types import GRID_FN, TILE_FN, TORCH_DTYPES, HelionIR, HTensor, HTile, RDim, Slot
-from kernlint.ir.helion_ops import device_call
-from kernlint.ir.lower import CV, DT, Lowerer, ModuleRef, Tup
+from kernlint.lowering.helion_ops import device_call
+from kernlint.lowering.lower import CV, DT, Lowerer, ModuleRef, Tup
 from kernlint.ir.nodes import Region, Value
 from kernlint.ir.symbolic import Const, Expr, Sym, Unknown
 

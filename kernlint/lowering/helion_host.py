@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from kernlint.ir.entries import CV, DT, Tup
+from kernlint.lowering.entries import CV, DT, Tup
 from kernlint.ir.helion_types import _ALLOC, HTensor
 from kernlint.ir.symbolic import Sym, Unknown
 
 if TYPE_CHECKING:
-    from kernlint.ir.helion_lower import HelionLowerer
+    from kernlint.lowering.helion_lower import HelionLowerer
 
     _Base = HelionLowerer
 else:

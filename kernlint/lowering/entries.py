@@ -1,4 +1,4 @@
-"""The abstract values a Python name can hold while a kernel is lowered (see kernlint.ir.lower)."""
+"""The abstract values a Python name can hold while a kernel is lowered (see kernlint.lowering.lower)."""
 from __future__ import annotations
 
 from collections.abc import Mapping

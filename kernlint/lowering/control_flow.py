@@ -1,6 +1,6 @@
 """Lowering of structured control flow: `if` (constexpr or runtime) and loops with carried values.
 
-A mixin of `kernlint.ir.lower.Lowerer`: it uses the lowerer's `expr`, `run_body`, `bind`, `emit` and
+A mixin of `kernlint.lowering.lower.Lowerer`: it uses the lowerer's `expr`, `run_body`, `bind`, `emit` and
 value factory, and produces `if`/`for` ops with nested regions.
 """
 from __future__ import annotations
@@ -11,12 +11,12 @@ import libcst as cst
 
 from kernlint.frontend.walk import iter_nodes
 from kernlint.ir.dtypes import promote
-from kernlint.ir.entries import CV
+from kernlint.lowering.entries import CV
 from kernlint.ir.nodes import Carried, Op, Region, Value
 from kernlint.ir.symbolic import Expr, Unknown
 
 if TYPE_CHECKING:
-    from kernlint.ir.lower import Lowerer
+    from kernlint.lowering.lower import Lowerer
 
     _Base = Lowerer
 else:

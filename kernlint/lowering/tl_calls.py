@@ -9,7 +9,7 @@ from kernlint.ir.nodes import Value, is_pointer, pointee
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int, binary
 
 if TYPE_CHECKING:
-    from kernlint.ir.lower import Lowerer
+    from kernlint.lowering.lower import Lowerer
 
 Handler = Callable[["Lowerer", tuple[Any, ...], dict[str, Any], int], Any]
 
@@ -55,7 +55,7 @@ def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str, d
 
 
 def _shape_of(lo: "Lowerer", entry: Any) -> tuple[Expr, ...] | None:
-    from kernlint.ir.lower import CV, Tup
+    from kernlint.lowering.lower import CV, Tup
 
     if isinstance(entry, CV):
         return (entry.expr,)
@@ -65,7 +65,7 @@ def _shape_of(lo: "Lowerer", entry: Any) -> tuple[Expr, ...] | None:
 
 
 def _dtype_arg(entry: Any, default: str) -> str:
-    from kernlint.ir.lower import DT
+    from kernlint.lowering.lower import DT
 
     return entry.dtype if isinstance(entry, DT) else default
 
@@ -84,7 +84,7 @@ def _values(*entries: Any) -> tuple[Value, ...]:
 # -- handlers ---------------------------------------------------------------------------------------
 def program_id(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *,
                fn: str = "program_id") -> Any:
-    from kernlint.ir.lower import CV
+    from kernlint.lowering.lower import CV
 
     axis = _arg(args, kw, 0, "axis")
     ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
@@ -92,7 +92,7 @@ def program_id(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: i
 
 
 def arange(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
-    from kernlint.ir.lower import CV
+    from kernlint.lowering.lower import CV
 
     start, end = _arg(args, kw, 0, "start"), _arg(args, kw, 1, "end")
     if not (isinstance(start, CV) and isinstance(end, CV)):
@@ -171,7 +171,7 @@ def dot(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> 
     if isinstance(acc, Value):
         out = acc.dtype
     shape = (*a.shape[:-1], b.shape[-1])
-    from kernlint.ir.lower import CV
+    from kernlint.lowering.lower import CV
     # input_precision / allow_tf32 decide whether an fp32 dot runs on tensor cores or as FMA (placement.py)
     precision = kw.get("input_precision")
     allow_tf32 = kw.get("allow_tf32")
@@ -204,7 +204,7 @@ def where(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -
 def elementwise(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str) -> Any:
     values = _values(*args, *kw.values())
     if not values:
-        from kernlint.ir.lower import CV
+        from kernlint.lowering.lower import CV
 
         cvs = [a for a in args if isinstance(a, CV)]
         if fn in ("maximum", "minimum") and len(cvs) == 2:
@@ -231,7 +231,7 @@ def transpose(lo: "Lowerer", x: Value, line: int) -> Value:
 
 
 def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, kind: str) -> Any:
-    from kernlint.ir.lower import CV, Tup
+    from kernlint.lowering.lower import CV, Tup
 
     x = _arg(args, kw, 0, "input")
     if not isinstance(x, Value):
@@ -261,7 +261,7 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
             return joined
         return tile(lo, "reshape", (joined,), line, (*x.shape[:-1], binary("*", x.shape[-1], Const(2))), x.dtype)
     if kind == "split":
-        from kernlint.ir.lower import Tup as _Tup
+        from kernlint.lowering.lower import Tup as _Tup
 
         a = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
         b = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
@@ -279,7 +279,7 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
 
 def gather(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     """`tl.gather(src, index, axis)`: a tile of the index's shape and the source's dtype."""
-    from kernlint.ir.lower import CV
+    from kernlint.lowering.lower import CV
 
     src, index, axis = _arg(args, kw, 0, "src"), _arg(args, kw, 1, "index"), _arg(args, kw, 2, "axis")
     ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
@@ -314,7 +314,7 @@ def advance(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int)
 
 
 def cdiv(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
-    from kernlint.ir.lower import CV
+    from kernlint.lowering.lower import CV
 
     a, b = _arg(args, kw, 0, "x"), _arg(args, kw, 1, "div")
     if isinstance(a, CV) and isinstance(b, CV):

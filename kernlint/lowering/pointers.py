@@ -13,7 +13,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from kernlint.frontend.facts import JitFunction
-from kernlint.ir.entries import HelperIndex, ModuleRef
+from kernlint.lowering.entries import HelperIndex, ModuleRef
 from kernlint.frontend.walk import iter_nodes
 
 _POINTER_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",

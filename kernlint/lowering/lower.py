@@ -15,12 +15,12 @@ import libcst as cst
 
 from kernlint.frontend.arg_values import ArgValue, ArgValueError, DtypeValue, parse_arg_value
 from kernlint.frontend.facts import JitFunction
-from kernlint.ir import tl_calls, tl_dispatch
-from kernlint.ir.control_flow import ControlFlowLowering
+from kernlint.lowering import tl_calls, tl_dispatch
+from kernlint.lowering.control_flow import ControlFlowLowering
 from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
-from kernlint.ir.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
+from kernlint.lowering.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
 from kernlint.ir.nodes import KernelIR, Op, Region, Unmodelled, Value
-from kernlint.ir.pointers import helper_lookup, infer_pointees, pointer_params
+from kernlint.lowering.pointers import helper_lookup, infer_pointees, pointer_params
 from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, select, unary
 
 MAX_INLINE_DEPTH = 8

@@ -1,6 +1,7 @@
-"""Helion configs → kernlint ConfigPoints, and the per-file entry point `analyse_helion_file`.
+"""The Helion pipeline: Helion configs → kernlint ConfigPoints, and the per-file entry point
+`analyse_helion_file` (frontend facts → lowering → estimates), which `kernlint.api` runs beside the Triton one.
 
-`helion.Config.block_sizes[i]` binds `block_size_<i>` (see kernlint.ir.helion_lower for the order),
+`helion.Config.block_sizes[i]` binds `block_size_<i>` (see kernlint.lowering.helion_lower for the order),
 `reduction_loops[j]` binds `rdim_<j>` (None: persistent, `next_power_of_2(extent)` wide), `num_warps` and
 `num_stages` are Triton launch options. Helion's own defaults differ from Triton's: `num_warps=4`,
 `num_stages=1` (DEFAULT_NUM_WARPS / DEFAULT_NUM_STAGES in helion/autotuner/config_spec.py).
@@ -15,7 +16,7 @@ from kernlint.ir.symbolic import Unknown, as_int
 
 if TYPE_CHECKING:
     from kernlint.hardware.specs import GpuSpec
-    from kernlint.ir.helion_lower import HelionIR
+    from kernlint.ir.helion_types import HelionIR
     from kernlint.rule import KernelAnalysis
     from kernlint.settings import Settings
 
@@ -146,8 +147,8 @@ def analyse_helion_file(path: str, text: str | None, targets: tuple[GpuSpec, ...
     from kernlint.frontend.names import NameResolver
     from kernlint.module_names import package_module_name
     from kernlint.frontend.static_eval import StaticEvaluator
-    from kernlint.ir.helion_lower import HelionLowerer
-    from kernlint.ir.lower import ModuleRef
+    from kernlint.lowering.helion_lower import HelionLowerer
+    from kernlint.lowering.lower import ModuleRef
     from kernlint.rule import KernelAnalysis
 
     try:
