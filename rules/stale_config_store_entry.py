@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.module_names import module_name_for
-from kernlint.recommend.store import (
+from kernlint.config_store import (
     Entry, StoreError, def_text, qualname_key, read_store, same_module, source_hash, split_id,
 )
 from kernlint.rule import Case, FileContext, Rule

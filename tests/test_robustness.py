@@ -226,7 +226,7 @@ def test_corrupt_store_is_kl406_not_a_tool_error(tmp_path, config_json: str) -> 
     import io
 
     from kernlint.cli import main
-    from kernlint.recommend.store import SCHEMA
+    from kernlint.config_store import SCHEMA
 
     (tmp_path / "k.py").write_text(KERNEL.format(expr="x"))
     (tmp_path / "kernlint.lock.json").write_text(

@@ -8,7 +8,7 @@ import io
 import sys
 from typing import Any, TextIO
 
-from kernlint.recommend.store import Entry, def_text, kernel_id, write_store
+from kernlint.config_store import Entry, def_text, kernel_id, write_store
 
 
 def add_parser(sub: Any) -> None:

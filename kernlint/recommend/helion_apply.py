@@ -8,14 +8,14 @@ from typing import Any
 from kernlint.recommend.helion import (
     HelionTarget, config_text, load_kernel, recommend,
 )
-from kernlint.recommend.store import qualname_key
+from kernlint.config_store import qualname_key
 
 log = logging.getLogger("kernlint.recommend.helion")
 
 
 # ------------------------------------------------------------------------------------------------ store
 def kernel_id_for(target: HelionTarget) -> str:
-    from kernlint.recommend.store import kernel_id
+    from kernlint.config_store import kernel_id
     return kernel_id(target.kernel.module, target.kernel.qualname, target.source)
 
 
@@ -36,7 +36,7 @@ def write_entries(path: str, entries: list[Any], merge: bool = True) -> None:
     import os
 
     from kernlint import __version__
-    from kernlint.recommend.store import read_store, write_store
+    from kernlint.config_store import read_store, write_store
     old = read_store(path) if merge and os.path.exists(path) else []
     keys = {(e.kernel, e.target, e.bucket) for e in entries}
     write_store(path, [e for e in old if (e.kernel, e.target, e.bucket) not in keys] + list(entries),
@@ -80,7 +80,7 @@ def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top
 # ------------------------------------------------------------------------------------------------ apply
 def _matches(e: Any, fn: Any) -> str | None:
     """'ok', 'stale' or None (not this kernel): module/qualname like the Triton shim, then the source hash."""
-    from kernlint.recommend.store import same_module, source_hash, split_id
+    from kernlint.config_store import same_module, source_hash, split_id
     from kernlint.shim.identity import kernel_source, module_ids, qualname_of
     emod, qual, digest = split_id(e.kernel)
     if qualname_key(qual) != qualname_of(fn) or not any(same_module(emod, m) for m in module_ids(fn)):
@@ -146,7 +146,7 @@ def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "
     import helion
 
     from kernlint.hardware.specs import resolve_target
-    from kernlint.recommend.store import read_store
+    from kernlint.config_store import read_store
     from kernlint.shim.target import describe_target
     if mode not in ("replace", "seed"):
         raise ValueError(f"mode must be 'replace' or 'seed', not {mode!r}")

@@ -21,7 +21,7 @@ from kernlint.recommend.helion import (
     recommend,
     write_entries,
 )
-from kernlint.recommend.store import read_store
+from kernlint.config_store import read_store
 
 MATMUL = str(ROOT / "examples" / "helion_matmul.py")
 RMS = str(ROOT / "examples" / "helion_rms_norm.py")

@@ -9,7 +9,7 @@ from pathlib import Path
 from kernlint.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend.core import recommend
-from kernlint.recommend.store import read_store, stale_entries, split_id
+from kernlint.config_store import read_store, stale_entries, split_id
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ import pytest
 from kernlint.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend.core import recommend
-from kernlint.recommend.store import Entry, read_store, write_store
+from kernlint.config_store import Entry, read_store, write_store
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ import pytest
 from kernlint.cli import main
 from kernlint.frontend.kernels import module_name_for
 from kernlint.recommend.cli import kernel_source as recommend_source
-from kernlint.recommend.store import Entry, kernel_id, source_hash, split_id
+from kernlint.config_store import Entry, kernel_id, source_hash, split_id
 from kernlint.rules.stale_config_store_entry import def_sources
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ import pytest
 
 import kernlint.triton as kt
 from kernlint.recommend.cli import kernel_source as recommend_source
-from kernlint.recommend.store import Entry, kernel_id, write_store
+from kernlint.config_store import Entry, kernel_id, write_store
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = str(ROOT / "examples" / "matmul.py")
