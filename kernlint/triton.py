@@ -118,7 +118,7 @@ def prune(target: str = "auto", keep_infeasible: bool = False) -> Callable[..., 
 def _score(kernel: Any, spec: Any, name: str, configs: list[Any],
            args: Mapping[str, Any]) -> list[tuple[float, int, Any]]:
     from kernlint.recommend.core import _evaluate, bucket_env
-    from kernlint.recommend.source import read_kernel_source
+    from kernlint.frontend.host_facts import read_kernel_source
     src = read_kernel_source(kernel.jit.path, name)
     shape = {k: v for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)}
     env = bucket_env(kernel, src, shape)

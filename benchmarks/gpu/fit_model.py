@@ -55,7 +55,7 @@ def load(paths: list[str]) -> list[Timed]:
     from kernlint.hardware.specs import SPECS
     from kernlint.recommend import core
     from kernlint.recommend.model import kernel_work
-    from kernlint.recommend.source import evaluate_grid
+    from kernlint.frontend.host_facts import evaluate_grid
     spec = SPECS["h200"]
     out: list[Timed] = []
     group = 0

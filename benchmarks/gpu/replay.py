@@ -38,7 +38,7 @@ def saved_rows(paths: list[str], kernels: set[str] | None = None) -> Iterator[tu
     from gpu_configs import KERNELS, next_pow2  # type: ignore[import-not-found]
 
     from kernlint.recommend import core
-    from kernlint.recommend.source import read_kernel_source
+    from kernlint.frontend.host_facts import read_kernel_source
     by = _kernels()
     for path in paths:
         for r in json.loads(Path(path).read_text())["rows"]:

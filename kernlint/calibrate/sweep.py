@@ -155,7 +155,7 @@ def tile_check(ir: KernelIR, base_env: Mapping[str, Any]) -> Reject:
 def assert_check(path: str, kernel_name: str, base_env: Mapping[str, Any]) -> Reject | None:
     """The kernel's `tl.static_assert`s and its launch's `assert`s (as `recommend` evaluates them); None when
     the base config already fails one, i.e. kernlint misreads it and it would reject every config."""
-    from kernlint.recommend.source import check_asserts, read_kernel_source
+    from kernlint.frontend.host_facts import check_asserts, read_kernel_source
 
     src = read_kernel_source(path, kernel_name)
     if not (src.static_asserts or src.launch_asserts) or check_asserts(src, base_env) is not None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.ir.nodes import Op
-from kernlint.recommend.source import KernelSource
+from kernlint.frontend.host_facts import KernelSource
 
 
 def mask_aligned(mask: Any, defs: Mapping[int, Op], src: KernelSource, env: Mapping[str, Any]) -> bool:

@@ -90,7 +90,7 @@ def _shape_names(result: Any) -> set[str]:
     extents (the sizes its host code unpacks)."""
     import ast as ast_
 
-    from kernlint.recommend.source import read_kernel_source
+    from kernlint.frontend.host_facts import read_kernel_source
 
     known: set[str] = set()
     for f in result.files:

@@ -26,7 +26,7 @@ from kernlint.analysis.estimate import KernelEstimate, estimate, shape_symbols
 from kernlint.hardware.specs import GpuSpec
 from kernlint.recommend.model import Score, kernel_work, score
 from kernlint.recommend.ranking import finish, incumbent, kernel_kind, rank
-from kernlint.recommend.source import KernelSource, check_asserts, evaluate_grid, read_kernel_source
+from kernlint.frontend.host_facts import KernelSource, check_asserts, evaluate_grid, read_kernel_source
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_SHAPE = 4096          # a host size the bucket does not name
@@ -158,7 +158,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
             lo, hi = (DOT_DIM_RANGE if name in dot_dims else (128, 65536))
             for lf in src.loops.values():
                 if ast_name(lf.step) == name:
-                    from kernlint.recommend.source import SafeEval
+                    from kernlint.frontend.host_facts import SafeEval
                     stop = SafeEval(bucket, lf.locals)(lf.stop)
                     if isinstance(stop, (int, float)) and stop > 0:
                         hi = min(hi, 1 << max(0, int(stop) - 1).bit_length())

@@ -175,7 +175,7 @@ def _np2(n: int) -> int:
 
 
 def _extent_value(expr: ast.expr | None, env: Mapping[str, Any]) -> int | None:
-    from kernlint.recommend.source import SafeEval
+    from kernlint.frontend.host_facts import SafeEval
     v = SafeEval(env)(expr) if expr is not None else None
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else None
 
@@ -228,7 +228,7 @@ def _stages(target: HelionTarget) -> list[int]:
 
 def _work(target: HelionTarget, config: Mapping[str, Any], env: Mapping[str, Any], est: Any, ns: int) -> tuple[Any, int | None]:
     from kernlint.recommend.model import kernel_work
-    from kernlint.recommend.source import KernelSource, LoopFacts
+    from kernlint.frontend.host_facts import KernelSource, LoopFacts
 
     values = {**env, **est.config.constexprs}
     src = KernelSource(loops={line: LoopFacts(ast.Constant(0), ext, _name_or_const(sym), {})

@@ -31,7 +31,7 @@ from kernlint.ir.nodes import KernelIR, Op, element_bytes, is_pointer, pointee
 from kernlint.recommend.access_cost import access_wavefronts, mask_aligned
 from kernlint.recommend.loop_unroll import numel_of as _numel
 from kernlint.recommend.loop_unroll import ptxas_unroll
-from kernlint.recommend.source import KernelSource, trip_count, trip_span
+from kernlint.frontend.host_facts import KernelSource, trip_count, trip_span
 
 # Dense fp16/bf16 tensor-core TFLOP/s by architecture [DS-*]; mma.sync on Hopper reaches about 2/3 of wgmma
 # (an assumption of this model, stated in the rationale).

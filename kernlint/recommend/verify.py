@@ -106,7 +106,7 @@ def build_request(kernel: Any, bucket: dict[str, Any], configs: list[dict[str, A
     from kernlint.calibrate.scratch import ScratchError, build_scratch, find_kernel, source_tree_for
     from kernlint.calibrate.signature import SpecError, derive_signature, pointer_args, unit_stride_args
     from kernlint.recommend.core import bucket_env
-    from kernlint.recommend.source import grid_dims, read_kernel_source
+    from kernlint.frontend.host_facts import grid_dims, read_kernel_source
 
     jit = kernel.jit
     src = read_kernel_source(jit.path, jit.name)

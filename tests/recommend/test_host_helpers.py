@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.recommend.source import read_kernel_source
+from kernlint.frontend.host_facts import read_kernel_source
 
 UTILS = '''
 import triton

@@ -9,7 +9,7 @@ import pytest
 from kernlint.api import Settings, lint_paths
 from kernlint.recommend.core import bucket_env
 from kernlint.recommend.model import access_wavefronts, kernel_work
-from kernlint.recommend.source import read_kernel_source
+from kernlint.frontend.host_facts import read_kernel_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +54,7 @@ def test_multi_pass_rows_count_re_reads() -> None:
 def test_loop_bound_locals_resolve_through_their_definitions_not_a_default_shape() -> None:
     # attention's inner loop runs `range(0, hi, BLOCK_N)` with `hi = N_CTX` (non-causal) in a jit helper:
     # N_CTX = 2048 and BLOCK_N = 64 give 2048 / 64 = 32 trips, not the default shape's 4096 / 64
-    from kernlint.recommend.source import trip_count
+    from kernlint.frontend.host_facts import trip_count
     res = lint_paths([str(ROOT / "examples/attention_fwd.py")], Settings(targets=("h200",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "attn_fwd_kernel")
     src = read_kernel_source(k.jit.path, k.jit.name)

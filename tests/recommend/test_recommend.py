@@ -176,7 +176,7 @@ def test_an_internal_error_on_one_kernel_is_reported_and_the_others_are_searched
 
 
 def test_a_local_bound_by_tuple_unpacking_is_unknown_not_a_default(tmp_path: Path) -> None:
-    from kernlint.recommend.source import read_kernel_source, trip_count
+    from kernlint.frontend.host_facts import read_kernel_source, trip_count
     src = tmp_path / "k.py"
     src.write_text(
         "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"

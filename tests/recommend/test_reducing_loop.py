@@ -15,7 +15,7 @@ from kernlint.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend import model
 from kernlint.recommend.core import _evaluate, bucket_env, learn_space
-from kernlint.recommend.source import read_kernel_source
+from kernlint.frontend.host_facts import read_kernel_source
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPE = {"n_rows": 2048, "n_cols": 151936}

@@ -12,7 +12,7 @@ from kernlint.analysis.estimate import estimate
 from kernlint.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend import core
-from kernlint.recommend.source import read_kernel_source
+from kernlint.frontend.host_facts import read_kernel_source
 
 ROOT = Path(__file__).resolve().parents[2]
 

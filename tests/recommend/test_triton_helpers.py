@@ -13,7 +13,7 @@ import pytest
 import kernlint.triton as kt
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend.core import _evaluate, bucket_env
-from kernlint.recommend.source import read_kernel_source
+from kernlint.frontend.host_facts import read_kernel_source
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = str(ROOT / "examples" / "matmul.py")

@@ -1,8 +1,8 @@
 """Host-side facts the estimate model does not carry, read from the kernel's file with `ast` (never executed).
 
-The recommender needs three things the IR leaves symbolic: the launch grid (to count waves over the SMs),
-loop trip counts (to turn per-iteration work into per-CTA work) and `tl.static_assert` conditions (to stay
-inside the block sizes the kernel accepts). All three are plain Python expressions over kernel parameters,
+`kernlint recommend` (and calibrate's sweep, for the asserts) needs three things the IR leaves symbolic: the
+launch grid (to count waves over the SMs), loop trip counts (to turn per-iteration work into per-CTA work) and
+`tl.static_assert` conditions (to stay inside the block sizes the kernel accepts). All three are plain Python expressions over kernel parameters,
 constexprs and host variables; `SafeEval` evaluates the small subset they use (arithmetic, comparisons,
 `cdiv`/`min`/`max`/`next_power_of_2`, `META["X"]`) and answers None for anything else.
 """
