@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from kernlint.api import LintResult, content_digest
+from kernlint.results import LintResult, content_digest
 from kernlint.atomic_io import write_atomic
 from kernlint.suppression import NOQA, comment_lines, comments, noqa_codes
 from kernlint.text_lines import source_lines

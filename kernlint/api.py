@@ -4,25 +4,24 @@ from __future__ import annotations
 import errno
 import os
 import traceback
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernlint import cancel
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.results import FileResult, LintResult, ParsedFile, PathError, content_digest
 from kernlint.settings import Settings
 from kernlint.source_files import is_lintable_path
 from kernlint.suppression import NOQA
 from kernlint.text_lines import source_lines
 
 # The engine (libcst frontend, IR, analyses, rules) is imported inside the functions that use it: importing
-# this module must stay cheap, because reporters import `LintResult` from here and a warm-cache
-# `kernlint check` never needs the engine (cold-start budget, docs/design.md).
+# this module must stay cheap, because a warm-cache `kernlint check` never needs the engine (cold-start
+# budget, docs/design.md). The result types live in kernlint.results and are exported here.
 if TYPE_CHECKING:
     from kernlint.analysis.estimate import KernelEstimate
-    from kernlint.frontend.facts import JitFunction, LaunchSite, ModuleFacts
-    from kernlint.frontend.parse import ParseFailure
+    from kernlint.frontend.facts import JitFunction, LaunchSite
     from kernlint.hardware.specs import GpuSpec
     from kernlint.imports import Reexports
     from kernlint.lowering.lower import HelperIndex, ModuleRef
@@ -32,94 +31,6 @@ __all__ = ["NOQA", "FileResult", "LintResult", "PathError", "Settings", "lint_pa
 
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox",
              ".mypy_cache", ".pytest_cache", ".kernlint_cache", ".eggs"}
-
-
-class PathError(Exception):
-    """A path given on the command line does not exist (exit code 2)."""
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic]
-    kernels: list[KernelAnalysis]
-    internal_error: str | None = None
-    warnings: list[str] = field(default_factory=list)    # e.g. unknown codes in noqa comments
-    # Set when the result came from the cache, which keeps diagnostics but not the kernels' estimates.
-    cached_counts: tuple[int, int] | None = None         # (kernels, estimates)
-    # content_digest of the bytes linted: --fix and --add-noqa edit by line and column, so they refuse a file
-    # whose content changed since (None: not known, e.g. an unreadable file)
-    source_digest: str | None = None
-    # kernels not analysed because the file is another vendor's backend code (kernlint/frontend/vendor.py)
-    vendor_skipped: int = 0
-    vendor_reason: str | None = None
-    cached_unknown: tuple[str, ...] = ()                  # with cached_counts: unknown_estimates
-
-    @property
-    def kernel_count(self) -> int:
-        return self.cached_counts[0] if self.cached_counts else len(self.kernels)
-
-    @property
-    def estimate_count(self) -> int:
-        return self.cached_counts[1] if self.cached_counts else sum(len(k.estimates) for k in self.kernels)
-
-    @property
-    def unknown_estimates(self) -> tuple[str, ...]:
-        """`kernel: why` for each estimate that could not be made (a constexpr nobody states, ...)."""
-        if self.cached_counts:
-            return self.cached_unknown
-        return tuple(f"{k.jit.qualname}: " + (e.config.invalid or ", ".join(
-                         f"{n} unknown ({e.config.unknown[n]})" if e.config.unknown.get(n) else f"{n} unknown"
-                         for n in e.missing))
-                     for k in self.kernels for e in k.estimates if not e.estimated)
-
-
-@dataclass
-class LintResult:
-    files: list[FileResult]
-    path_errors: list[str] = field(default_factory=list)   # paths not linted: missing, unreadable directories
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return [d for f in self.files for d in f.diagnostics]
-
-    @property
-    def kernel_count(self) -> int:
-        return sum(f.kernel_count for f in self.files)
-
-    @property
-    def estimate_count(self) -> int:
-        return sum(f.estimate_count for f in self.files)
-
-    @property
-    def warnings(self) -> list[str]:
-        return list(dict.fromkeys(w for f in self.files for w in f.warnings))
-
-    @property
-    def vendor_skipped(self) -> int:
-        return sum(f.vendor_skipped for f in self.files)
-
-    @property
-    def internal_errors(self) -> list[str]:
-        return [f"{f.path}: {f.internal_error}" for f in self.files if f.internal_error]
-
-    def exit_code(self, exit_zero: bool = False) -> int:
-        if self.internal_errors or self.path_errors:
-            return 2
-        if exit_zero:
-            return 0
-        return 1 if any(d.severity is not Severity.INFO for d in self.diagnostics) else 0
-
-
-@dataclass
-class _Parsed:
-    path: str
-    data: bytes
-    text: str | None
-    failure: ParseFailure | None
-    facts: ModuleFacts | None
-    module: ModuleRef | None
-    crash: str | None = None
 
 
 def discover(paths: Iterable[str]) -> list[str]:
@@ -137,13 +48,13 @@ def discover(paths: Iterable[str]) -> list[str]:
     return sorted(dict.fromkeys(found))
 
 
-def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parsed:
+def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> ParsedFile:
     from kernlint.frontend.parse import ParseFailure, check_syntax, decode_source, parse_ast
     from kernlint.frontend.prescan import facts_without_kernels, has_subscript_call, launch_syntax_only, may_hold_kernels
 
     text = decode_source(data, limit=None)   # the size limit was applied when the file was read
     if isinstance(text, ParseFailure):
-        return _Parsed(path, data, None, text, None, None)
+        return ParsedFile(path, data, None, text, None, None)
     kernels_possible = may_hold_kernels(text)
     if not kernels_possible or launch_syntax_only(text):
         # No kernel, launch or Helion kernel can be in this file (most files of a repository), so
@@ -156,20 +67,20 @@ def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> _Parse
         # without a call of a subscript it has no launch site either.
         checked = check_syntax(text)
         if isinstance(checked, ParseFailure):
-            return _Parsed(path, data, None, checked, None, None)
+            return ParsedFile(path, data, None, checked, None, None)
         if checked and (not kernels_possible or not has_subscript_call(parse_ast(text))):
             # libcst is neither imported nor run for this file (kernlint.frontend.prescan)
-            return _Parsed(path, data, text, None, facts_without_kernels(path), None)
+            return ParsedFile(path, data, text, None, facts_without_kernels(path), None)
     from kernlint.frontend.kernels import collect_module_facts
     from kernlint.frontend.parse import parse_text
     from kernlint.lowering.lower import ModuleRef
 
     parsed = parse_text(text)
     if isinstance(parsed, ParseFailure):
-        return _Parsed(path, data, None, parsed, None, None)
+        return ParsedFile(path, data, None, parsed, None, None)
     follow = (lambda name: reexports.resolve(name, path)) if reexports is not None else None  # noqa: E731
     facts, names = collect_module_facts(path, parsed.module, text=parsed.text, reexports=follow)
-    return _Parsed(path, data, parsed.text, None, facts, ModuleRef(names, facts.constants, facts.module_name))
+    return ParsedFile(path, data, parsed.text, None, facts, ModuleRef(names, facts.constants, facts.module_name))
 
 
 def _launches_for(jit: JitFunction, launches: list[LaunchSite], module_launches: dict[str, list[LaunchSite]]) -> list[LaunchSite]:
@@ -202,7 +113,7 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
     return KernelAnalysis(jit, ir, tuple(points), tuple(estimates))
 
 
-def _lint_one(p: _Parsed, helpers: HelperIndex, launches: list[LaunchSite], module_launches: dict[str, list[LaunchSite]],
+def _lint_one(p: ParsedFile, helpers: HelperIndex, launches: list[LaunchSite], module_launches: dict[str, list[LaunchSite]],
               called: set[str], targets: tuple[GpuSpec, ...], settings: Settings) -> FileResult:
     from kernlint import suppression
     from kernlint.registry import all_rules, select_rules
@@ -263,18 +174,18 @@ def lint_sources(sources: list[tuple[str, bytes | OSError]], settings: Settings 
     return LintResult(lint_parsed(parse_sources(sources), settings or Settings()))
 
 
-def parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
+def parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[ParsedFile]:
     """Parse every file; a crash is recorded on the file (`crash`) so the other files still get linted."""
     from kernlint.deep_stack import run_deep
 
     return run_deep(_parse_sources, sources)
 
 
-def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
+def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[ParsedFile]:
     from kernlint.frontend.parse import ParseFailure
     from kernlint.imports import Reexports
 
-    parsed: list[_Parsed] = []
+    parsed: list[ParsedFile] = []
     reexports = Reexports()   # one per run: each re-exporting module is read once
     for path, data in sources:
         if isinstance(data, OSError):
@@ -282,16 +193,16 @@ def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[_Parsed]:
 
             why = data.strerror if isinstance(data, SourceRefused) else f"cannot read file: {data.strerror}"
             too_big = isinstance(data, SourceRefused) and data.errno == errno.EFBIG
-            parsed.append(_Parsed(path, b"", None, ParseFailure(why, refused=too_big), None, None))
+            parsed.append(ParsedFile(path, b"", None, ParseFailure(why, refused=too_big), None, None))
             continue
         try:
             parsed.append(_parse(path, data, reexports))
         except Exception as exc:  # never lose the other files
-            parsed.append(_Parsed(path, data, None, None, None, None, _crash(exc)))
+            parsed.append(ParsedFile(path, data, None, None, None, None, _crash(exc)))
     return parsed
 
 
-def lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None = None) -> list[FileResult]:
+def lint_parsed(parsed: list[ParsedFile], settings: Settings, only: set[str] | None = None) -> list[FileResult]:
     """Lint the parsed files (all, or the paths in `only`); every file in `parsed` is cross-file context:
     its jit helpers, launch sites and calls. `runner` passes each file's dependencies as context."""
     from kernlint.deep_stack import run_deep
@@ -299,7 +210,7 @@ def lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None
     return run_deep(_lint_parsed, parsed, settings, only)
 
 
-def _lint_parsed(parsed: list[_Parsed], settings: Settings, only: set[str] | None) -> list[FileResult]:
+def _lint_parsed(parsed: list[ParsedFile], settings: Settings, only: set[str] | None) -> list[FileResult]:
     from kernlint.hardware.specs import resolve_targets
 
     targets = resolve_targets(settings.targets)
@@ -356,7 +267,7 @@ def lint_source(text: str, path: str = "<string>", settings: Settings | None = N
     return _lint_with_imports(parse_sources(sources), settings, lambda f: _read(os.path.join(base, f), limit), base)
 
 
-def _lint_with_imports(parsed: list[_Parsed], settings: Settings | None, read: Callable[[str], bytes | OSError],
+def _lint_with_imports(parsed: list[ParsedFile], settings: Settings | None, read: Callable[[str], bytes | OSError],
                        base: str = "") -> LintResult:
     """Lint `parsed` with the files defining helpers they import from elsewhere as context, not results."""
     from kernlint.imports import follow, interface
@@ -374,12 +285,6 @@ def _read(path: str, limit: int | None = None) -> bytes | OSError:
     return read_source(path, DEFAULT_MAX_FILE_BYTES if limit is None else limit)
 
 
-def content_digest(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def _crash(exc: BaseException) -> str:
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" ({Path(frame.filename).name}:{frame.lineno})" if frame else ""
@@ -389,10 +294,3 @@ def _crash(exc: BaseException) -> str:
 def _internal(path: str, exc: BaseException) -> Diagnostic:
     return Diagnostic("KL000", Span.at(path, 1), f"kernlint failed on this file: {_crash(exc)}; please report it",
                       Severity.ERROR, Confidence.EXACT, "InternalError")
-
-
-def iter_estimates(result: LintResult) -> Iterator[tuple[str, KernelAnalysis, KernelEstimate]]:
-    for f in result.files:
-        for k in f.kernels:
-            for e in k.estimates:
-                yield f.path, k, e

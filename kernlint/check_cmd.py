@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.frontend.arg_values import ArgValueError, parse_arg_items
 from kernlint.settings import Overrides, Resolver, Settings, SettingsError, rule_prefix, unknown_codes
 from kernlint.text_lines import source_lines

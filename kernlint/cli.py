@@ -10,7 +10,7 @@ from kernlint import __version__
 from kernlint.text_lines import source_lines
 
 if TYPE_CHECKING:
-    from kernlint.api import LintResult
+    from kernlint.results import LintResult
     from kernlint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, which matches our tool-error code
         return int(exc.code or 0)
-    from kernlint.api import PathError
+    from kernlint.results import PathError
     from kernlint.check_cmd import CheckError
     from kernlint.settings import SettingsError
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from kernlint.api import _Parsed
+    from kernlint.results import ParsedFile
 
 Interface = tuple[frozenset[str], frozenset[str]]   # (names a file defines, names it references)
 T = TypeVar("T")
@@ -32,7 +32,7 @@ NOT_FOLLOWED = ("module:", "builtins.", "triton.", "torch.", "numpy.", "math.", 
                 "typing.", "os.", "sys.")
 
 
-def interface(p: _Parsed) -> Interface:
+def interface(p: ParsedFile) -> Interface:
     """What a parsed file defines (its jit functions, its module) and references (launched and called names)."""
     if p.facts is None:
         return frozenset(), frozenset()

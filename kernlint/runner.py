@@ -15,16 +15,13 @@ from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kernlint.api import FileResult, LintResult, PathError, content_digest
 from kernlint.cache import Cache, diagnostic_from_json, diagnostic_to_json, digest, model_hash
 from kernlint.imports import Interface, follow, interface
+from kernlint.results import FileResult, LintResult, ParsedFile, PathError, content_digest
 from kernlint.settings import Resolver, Settings
 from kernlint.source_files import is_lintable_path, read_source
-
-if TYPE_CHECKING:
-    from kernlint.api import _Parsed
 
 Source = tuple[str, "bytes | OSError"]
 
@@ -213,13 +210,13 @@ def _context_files(files: list[_File], engine: _Engine, resolver: Resolver, cach
 
 # -- where the parsing and linting happens: this process, or N worker processes -------------------
 
-_MEMO: dict[tuple[str, int], _Parsed] = {}   # per process: parsed files, reused between the two phases
+_MEMO: dict[tuple[str, int], ParsedFile] = {}   # per process: parsed files, reused between the two phases
 
 
-def _parse_memo(items: list[Source]) -> list[_Parsed]:
+def _parse_memo(items: list[Source]) -> list[ParsedFile]:
     from kernlint.api import parse_sources
 
-    out: list[_Parsed] = []
+    out: list[ParsedFile] = []
     for path, data in items:
         key = (path, hash(data) if isinstance(data, bytes) else id(data))
         if key not in _MEMO:

@@ -17,7 +17,7 @@ from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.text_lines import source_lines
 
 if TYPE_CHECKING:
-    from kernlint.api import FileResult, LintResult
+    from kernlint.results import FileResult, LintResult
 
 # format name → "module:function" in this package; every function takes (result, out, ctx)
 _RENDERERS = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext
 

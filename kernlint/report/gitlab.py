@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, findings
 

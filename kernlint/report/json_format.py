@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kernlint import __version__
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.diagnostic import Diagnostic
 from kernlint.report import ReportContext
 

@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from typing import TextIO
 
-from kernlint.api import FileResult, LintResult
+from kernlint.results import FileResult, LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext
 

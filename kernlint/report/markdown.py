@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import TextIO
 
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.diagnostic import Severity
 from kernlint.report import ReportContext, kernel_count, tool_errors
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, findings
 

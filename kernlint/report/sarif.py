@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from kernlint import __version__
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, tool_errors
 from kernlint.report.rule_docs import INTERNAL_ERROR_DOC, INTERNAL_ERROR_SUMMARY, rule_doc

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernlint.analysis.spill_band import BORDERLINE_PRESSURE
-from kernlint.api import LintResult
+from kernlint.results import LintResult
 from kernlint.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, tool_errors
 from kernlint.rule import KernelAnalysis
