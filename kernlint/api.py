@@ -90,7 +90,9 @@ def _launches_for(jit: JitFunction, launches: list[LaunchSite], module_launches:
 
 
 def _is_kernel(jit: JitFunction, launched: bool, called: set[str]) -> bool:
-    return launched or jit.autotune is not None or jit.full_name not in called
+    """Launched or autotuned; else a jit function no other jit function calls, unless it returns a value
+    (only device functions may return: a kernel that returned would not compile)."""
+    return launched or jit.autotune is not None or (jit.full_name not in called and not jit.returns_value)
 
 
 def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, launches: list[LaunchSite],

@@ -32,7 +32,8 @@ from pathlib import Path
 import libcst as cst
 
 from kernlint.calibrate.scratch_globals import (alias_import, code as _code, conditional_assignment, global_refs,
-                                               import_targets, is_triton as _is_triton, triton_bindings)
+                                               import_targets, is_triton as _is_triton, module_attribute_reads,
+                                               triton_bindings)
 from kernlint.calibrate.scratch_values import (DOOR_ATTRS, Refused, ValueEvaluator, body_refusal,
                                                is_constexpr_call, literal, rewrite_function)
 from kernlint.frontend.facts import JitFunction, ModuleFacts
@@ -41,6 +42,8 @@ from kernlint.frontend.names import NameResolver
 from kernlint.frontend.parse import ParseFailure, parse_bytes
 from kernlint.ir.symbolic import Unknown
 
+# Re-export chains followed (`pkg/__init__.py` re-exporting `pkg.helper.x`): real packages use one or two
+_REEXPORT_DEPTH = 6
 HEADER = "# Scratch module written by `kernlint calibrate` from {files}.\n# The original modules were never imported.\n"
 
 
@@ -204,6 +207,7 @@ class _Builder:
         self.unevaluated: dict[str, str] = {}
         self.files: list[str] = []
         self._done: set[str] = set()
+        self.namespaces: list[tuple[str, str, tuple[str, ...]]] = []   # (local, module, attributes read)
         self._evaluating: set[tuple[str, str]] = set()
 
     def bind(self, name: str, meaning: str) -> bool:
@@ -277,15 +281,56 @@ class _Builder:
         found = conditional_assignment(pm.module, name)
         return (found[0], found[1]) if found else (None, None)
 
-    def _provides(self, pm: ParsedModule, local: str, qn: str) -> bool:
+    def _provides(self, pm: ParsedModule, local: str, qn: str, depth: int = 0) -> bool:
         """Whether `local` (qualified `qn` in pm) is something add_global can bind: without adding it."""
+        if depth > _REEXPORT_DEPTH:
+            return False
         if _is_triton(qn) or pm.jit(qn) is not None:
             return True
         if qn == local:
-            return local in pm.facts.constants or self._statement(pm, local)[0] is not None \
-                or local in triton_bindings(pm.module, pm.names)
+            if local in pm.facts.constants or self._statement(pm, local)[0] is not None \
+                    or local in triton_bindings(pm.module, pm.names):
+                return True
+            target = self._reexport(pm, local)
+            return target is not None and self._provides(pm, local, target, depth + 1)
         found = self._foreign(qn)
-        return found is not None and self._provides(found[0], found[1], found[1])
+        return found is not None and self._provides(found[0], found[1], found[1], depth + 1)
+
+    @staticmethod
+    def _reexport(pm: ParsedModule, local: str) -> str | None:
+        """What a module-level import of pm binds `local` to (`from pkg.helper import x` in a package's
+        `__init__`), or None."""
+        return next((q for q in sorted(pm.names.qualnames(cst.Name(local))) if q != local and "<" not in q), None)
+
+    def triton_alternatives(self, pm: ParsedModule, local: str, depth: int = 0) -> list[str] | None:
+        """The Triton objects a module-level name of pm is bound to, through re-exports (`from pkg.utils
+        import tl_extra_shim`, where pkg.utils re-exports a name bound to `triton.language.extra.libdevice` or
+        its older spellings in `try` blocks), or None."""
+        if depth > _REEXPORT_DEPTH:
+            return None
+        bound = triton_bindings(pm.module, pm.names).get(local)
+        if bound:
+            return bound
+        target = self._reexport(pm, local)
+        if target is None:
+            return None
+        if _is_triton(target):
+            return [target]
+        found = self._foreign(target)
+        return self.triton_alternatives(found[0], found[1], depth + 1) if found is not None else None
+
+    def _triton_attribute(self, pm: ParsedModule, local: str) -> list[str] | None:
+        """`exp = tl_extra_shim.exp`: a module-level name assigned an attribute of a Triton module alias, as
+        the Triton objects it may be (never a dunder or a way into Python)."""
+        stmt, _ = self._statement(pm, local)
+        value = stmt.value if stmt is not None else None
+        if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)):
+            return None
+        attr = value.attr.value
+        if attr.startswith("_") or attr in DOOR_ATTRS:
+            return None
+        base = self.triton_alternatives(pm, value.value.value)
+        return [f"{b}.{attr}" for b in base] if base else None
 
     def _foreign(self, qn: str) -> tuple[ParsedModule, str] | None:
         """The parsed module and top-level name an imported qualified name refers to (`pkg.utils.RCP_LN2`)."""
@@ -318,8 +363,12 @@ class _Builder:
             self.add_function(own, pm, alias=local if local != own.name else None)
         elif qn == local and local in triton_bindings(pm.module, pm.names):
             self.add_triton_alias(local, triton_bindings(pm.module, pm.names)[local])
+        elif qn == local and (attr_of := self._triton_attribute(pm, local)) is not None:
+            self.add_triton_alias(local, attr_of)
         elif qn == local and (local in pm.facts.constants or self._statement(pm, local)[0] is not None):
             self.add_constant(local, pm)
+        elif qn == local and (target := self._reexport(pm, local)) is not None and self._provides(pm, local, target):
+            return self.add_global(local, target, pm)
         elif (found := self.tree.jit_by_full_name(qn)) is not None:
             self.add_function(found[0], found[1], alias=local)
         elif (foreign := self._foreign(qn)) is not None and self._provides(foreign[0], foreign[1], foreign[1]):
@@ -332,10 +381,33 @@ class _Builder:
             return False
         return True
 
+    def add_namespace(self, local: str, qn: str, attrs: set[str], pm: ParsedModule) -> bool:
+        """`from pkg.utils import extension as tle` ... `tle.program_id(0)`: a project module read through its
+        attributes becomes a module object in the scratch module holding what the body reads of it (Triton
+        resolves `tle.x` on a global of ModuleType). False when a read attribute cannot be provided."""
+        other = self.tree.module(qn)
+        if other is None or not attrs:
+            return False
+        if any(a.startswith("_") or a in DOOR_ATTRS or not self._provides(other, a, a) for a in attrs):
+            return False
+        if not self.bind(local, f"module {qn}"):
+            return True
+        self.add_module(other)
+        for attr in sorted(attrs):
+            self.add_global(attr, attr, other)
+        self.namespaces.append((local, qn, tuple(sorted(attrs))))
+        return True
+
     def resolve(self, node: cst.CSTNode, pm: ParsedModule, skip: str) -> None:
         triton_refs: dict[str, list[str]] = {}
+        attrs = module_attribute_reads(node)
         for local, qn in global_refs(node, pm.names):
             if qn == skip:
+                continue
+            if not _is_triton(qn) and local in attrs and self.tree.module(qn) is not None \
+                    and pm.jit(qn) is None and self.tree.jit_by_full_name(qn) is None:
+                if not self.add_namespace(local, qn, attrs[local], pm) and qn not in self.missing:
+                    self.missing.append(qn)
                 continue
             if _is_triton(qn):
                 # bound by the copied import lines, else by the module's own (conditional) imports
@@ -369,6 +441,11 @@ class _Builder:
             def_offset = next(i for i, ln in enumerate(fn_code.splitlines()) if ln.lstrip().startswith(("def ", "async def ")))
             spans.append(LineSpan(base + def_offset, base + fn_code.count("\n") - 1, pm.label, jit.line))
             text += "\n\n" + fn_code
+        if self.namespaces:   # after the functions: the module objects hold them
+            text += "\n\nimport types as _kernlint_types\n"
+            for local, qn, names in self.namespaces:
+                text += f"{local} = _kernlint_types.ModuleType({qn!r})\n"
+                text += "".join(f"{local}.{a} = {a}\n" for a in names)
         if refused:   # nothing of it may run: the module holds only the reason
             text = HEADER.format(files=", ".join(self.files)) + "".join(f"# refused: {r}\n" for r in refused)
         return ScratchModule(text, kernel.name, tuple(self.files), tuple(dict.fromkeys(self.missing)), tuple(spans),

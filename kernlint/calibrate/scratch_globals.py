@@ -66,6 +66,18 @@ def global_refs(node: cst.CSTNode, names: NameResolver) -> list[tuple[str, str]]
     return list(dict.fromkeys(found))
 
 
+def module_attribute_reads(node: cst.CSTNode) -> dict[str, set[str]]:
+    """Name → the attributes read from it directly (`tle.program_id` → {"tle": {"program_id"}})."""
+    out: dict[str, set[str]] = {}
+    todo: list[cst.CSTNode] = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name):
+            out.setdefault(n.value.value, set()).add(n.attr.value)
+        todo.extend(n.children)
+    return out
+
+
 def is_triton(qn: str) -> bool:
     return qn == "triton" or qn.startswith("triton.")
 

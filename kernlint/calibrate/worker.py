@@ -98,6 +98,9 @@ def _start_sandbox() -> None:
     try:
         import triton.backends.nvidia.compiler  # noqa: F401
         import triton.compiler  # noqa: F401
+        # `warnings` imports tracemalloc (and it pickle) the first time it formats a warning, which some
+        # compiles emit: imported here, before the hook, so that import is not refused mid-compile
+        import tracemalloc  # noqa: F401
         tools = sandbox.ptxas_tools()
     except ImportError:
         return    # no Triton: every request answers "triton-missing"

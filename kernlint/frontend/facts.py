@@ -70,6 +70,10 @@ class JitFunction:
     autotune: AutotuneSpec | None = None
     heuristics: tuple[HeuristicValue, ...] = ()
     jit_kwargs: dict[str, Any] = field(default_factory=dict)
+    # `return <value>` in its own body: Triton compiles only non-kernel functions that return ("By design, only
+    # non-kernel functions can return", triton/compiler/code_generator.py), so unless it is launched this is a
+    # device function (a helper of another package, or a template such as a pointwise-op generator expands)
+    returns_value: bool = False
 
     @property
     def full_name(self) -> str:

@@ -36,6 +36,22 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
+def _returns_value(fn: cst.FunctionDef) -> bool:
+    """Whether the function's own body (not a nested def or lambda) has `return <expr>` other than `None`."""
+    todo: list[cst.CSTNode] = [fn.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.Return):
+            value = node.value
+            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+                return True
+            continue
+        todo.extend(node.children)
+    return False
+
+
 
 
 def collect_constants(module: cst.Module, evaluator: StaticEvaluator) -> dict[str, Any]:
@@ -224,7 +240,8 @@ class _Collector:
         return JitFunction(
             name=node.name.value, qualname=qualname, module=self.module_name, path=self.path, node=node,
             line=self.names.line(node.name), decorator_line=first_line, params=self._params(node),
-            autotune=autotune, heuristics=tuple(heuristics), jit_kwargs=jit_kwargs)
+            autotune=autotune, heuristics=tuple(heuristics), jit_kwargs=jit_kwargs,
+            returns_value=_returns_value(node))
 
     def _unresolved_jit(self, node: cst.FunctionDef, qualname: str) -> None:
         """Record a function decorated like a kernel (`@something.jit`, `@jit`) when the decorator does not
