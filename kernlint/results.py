@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kernlint.analysis.estimate import KernelEstimate
     from kernlint.frontend.facts import ModuleFacts
     from kernlint.frontend.parse import ParseFailure
-    from kernlint.lowering.lower import ModuleRef
+    from kernlint.lowering.entries import ModuleRef
     from kernlint.rule import KernelAnalysis
 
 
