@@ -28,10 +28,16 @@ For every launched kernel the script derives one compile spec, with no human in 
       2. public_specs.py's stated defaults: a flag read only as a condition is False, a `tl.static_range`
          bound is 4, a block size is 64 (num_warps 4 unless the config states it), any other value 64;
       3. a constexpr used as a dtype with no value leaves the kernel underived ("dtype unknown").
+  * a kernel Triton rejects because an operand is fp16 (`tl.sqrt`, `atomic_max`, a loop-carried fp32
+    value) is derived again with fp32 as the default pointee, as its callers would pass (config origin
+    "+*fp32 pointers").
+  * a run that was interrupted, or a change of the model, is picked up with `--rederive`: compiles already
+    recorded are kept (and the calibrate cache answers the rest), estimates are recomputed.
 It then compiles that config for sm_90 and sm_100 through calibrate's scratch module and worker
 (kernlint/calibrate/scratch.py, worker.py: the package's module is never imported) and stores, per
 (kernel, config, target), the ptxas truth or the reason it did not compile, next to kernlint's estimate
-for the same config and target (recorded at compile time: the report reads it back and never re-lints).
+for the same config and target (recorded when the kernel was last derived: `--rederive` re-estimates every
+kernel with the current model and keeps the recorded compiles; the report reads it back and never re-lints).
 
 Reasons a kernel did not compile (`reason`): "scratch module" (calibrate cannot build one: a helper or
 global it cannot provide), "scratch refused" (the body reaches Python), "not analysed" (kernlint made no
@@ -267,12 +273,18 @@ def _category(error: str) -> str:
 def _est(e: Any) -> dict[str, Any] | None:
     if e is None or not e.estimated:
         return None
-    return {"regs": e.registers.allocated, "demand": round(float(e.registers.demand), 2),
-            "budget": e.registers.budget, "shared": e.smem.total if e.smem else None,
-            "tmem": e.smem.tmem_columns if e.smem else None}
+    r = e.registers
+    # the peak's breakdown (unscaled data / accumulator words, index and serial registers) lets
+    # benchmarks/generalisation.py refit the register constants on some packages and score them on others
+    return {"regs": r.allocated, "demand": round(float(r.demand), 2), "budget": r.budget,
+            "shared": e.smem.total if e.smem else None, "tmem": e.smem.tmem_columns if e.smem else None,
+            "data": round(float(r.data_regs), 3), "acc": round(float(r.acc_regs), 3),
+            "index": round(float(r.index_regs), 3), "serial": round(float(r.serial_regs), 3),
+            "complete": bool(r.complete)}
 
 
-def prepare(project: str, kern: dict[str, Any], texts: dict[str, bytes]) -> tuple[dict[str, Any], Any]:
+def prepare(project: str, kern: dict[str, Any], texts: dict[str, bytes],
+            pointee: str = "fp16") -> tuple[dict[str, Any], Any]:
     """(kernel entry, work) — work is (scratch, [(record stub, task)]) or None when it was not derived."""
     import public_accuracy as pa
     import public_configs as pc
@@ -311,8 +323,10 @@ def prepare(project: str, kern: dict[str, Any], texts: dict[str, bytes]) -> tupl
         offsets = ps.offset_only(jit, pointers)
         pointers -= offsets
         dtypes = ps.pointer_dtypes(jit, pointers, pa.helper_integer_args(jit, pm, tree))
-        signature = derive_signature(jit, pointers, {n: s for n, (s, _) in dtypes.items()},
-                                     unit_stride_args(jit, pm, tree))
+        given = {n: s for n, (s, _) in dtypes.items()}
+        if pointee != "fp16":
+            given["*"] = f"*{pointee}"
+        signature = derive_signature(jit, pointers, given, unit_stride_args(jit, pm, tree))
     except Exception as exc:  # noqa: BLE001  (a derivation failure is counted, not fatal)
         return fail("not analysed", f"signature: {type(exc).__name__}: {exc}")
     call_args, _ = compile_args(signature)
@@ -350,6 +364,8 @@ def prepare(project: str, kern: dict[str, Any], texts: dict[str, bytes]) -> tupl
     cfg, origin = plan.configs[0], plan.origins[0]
     if filled:
         origin += f"+{REPR_SIZE}-sized launch for {','.join(sorted(filled))}"
+    if pointee != "fp16":
+        origin += f"+*{pointee} pointers (fp16 was rejected)"
     entry.update(status="derived", config_origin=origin)
     ev = StaticEvaluator(pm.names, pm.facts.constants)
     specs = {s.capability: s for s in resolve_targets(tuple(CAP_TARGET[c] for c in CAPS))}
@@ -370,6 +386,12 @@ def prepare(project: str, kern: dict[str, Any], texts: dict[str, bytes]) -> tupl
     return entry, (scratch, work)
 
 
+def _rejects_fp16(detail: str | None) -> bool:
+    """Triton's message says an fp16 operand is not allowed (`Expected dtype ['fp32', 'fp64'] but got fp16`,
+    `atomic_max does not support fp16`, a loop-carried value re-typed to fp16)."""
+    return bool(detail) and "fp16" in detail and "CompilationError" in detail
+
+
 def record_key(rec: dict[str, Any]) -> str:
     return json.dumps([rec["scratch_sha256"], rec["kernel"], rec["config"], rec["args"], rec["cap"],
                        rec["triton"]], sort_keys=True, default=repr)
@@ -387,8 +409,8 @@ def compile_records(scratch: Any, work: list[Any], pool: Any, env: dict[str, Any
     for stub, task in work:
         stub = {**stub, "triton": env.get("triton_version")}
         old = done.get(record_key(stub))
-        if old is not None:
-            out.append(old)
+        if old is not None:   # compiled before: the truth is kept, the estimate is today's model's
+            out.append({**old, "est": stub["est"]})
             continue
         key = _cache_key(scratch, task, env)
         res = cache.get(key)
@@ -490,6 +512,17 @@ def run_project(project: str, a: argparse.Namespace, pool: Any, env: dict[str, A
         recs: list[dict[str, Any]] = []
         if prepared is not None:
             recs = compile_records(prepared[0], prepared[1], pool, env, cache, tmp, a.timeout, done)
+            if recs and all(r["outcome"] != "compiled" and _rejects_fp16(r["detail"]) for r in recs):
+                # the stated default pointee is fp16; a kernel whose math needs fp32 (tl.sqrt, atomic_max)
+                # is compiled with fp32 pointers instead, as its callers would pass
+                try:
+                    entry32, prepared32 = prepare(project, kern, texts, pointee="fp32")
+                except Exception:  # noqa: BLE001  (the fp16 attempt's failure stands)
+                    prepared32 = None
+                if prepared32 is not None:
+                    recs32 = compile_records(prepared32[0], prepared32[1], pool, env, cache, tmp, a.timeout, done)
+                    if any(r["outcome"] == "compiled" for r in recs32):
+                        entry, recs = entry32, recs32
         rel = _package_relative(kern["file"], root)
         entry["file"] = rel
         for r in recs:

@@ -107,3 +107,15 @@ def test_kl101_is_a_warning_naming_the_assumed_type_and_an_error_once_types_are_
     stated = [d for d in _lint(launched, {"*": "*fp16"} | {n: "*fp16" for n in "ABC"}).diagnostics
               if d.code == "KL101"]
     assert len(stated) == 1 and stated[0].severity is Severity.ERROR and "assumes" not in stated[0].message
+
+
+def test_a_subtracted_term_of_an_address_is_not_a_pointer() -> None:
+    """`iw = ow * sW - pW` ... `x_ptr + iw`: `pW` is an integer (int - pointer does not type-check in Triton:
+    flag-gems' im2col was compiled with `pW` as `*fp16` and failed); the minuend of `ptr - k` still is one."""
+    import libcst as cst
+
+    from kernlint.lowering.pointers import additive_names
+
+    expr = cst.parse_expression("x_ptr + base + (ow * sW - pW + kw * dW)")
+    assert additive_names(expr) == {"x_ptr", "base"}
+    assert additive_names(cst.parse_expression("end_ptr - offs")) == {"end_ptr"}

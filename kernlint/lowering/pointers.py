@@ -24,8 +24,10 @@ def additive_names(node: cst.BaseExpression) -> set[str]:
     """Names an address expression is a sum of (`X + row * stride` → X), through casts and hints."""
     if isinstance(node, cst.Name):
         return {node.value}
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
         return additive_names(node.left) | additive_names(node.right)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
+        return additive_names(node.left)   # `int - pointer` is not an address: only the minuend can be one
     if isinstance(node, cst.Subscript):
         return additive_names(node.value)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
