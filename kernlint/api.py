@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kernlint import cancel
+from kernlint import cancel, incremental
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.results import FileResult, LintResult, ParsedFile, PathError, content_digest
 from kernlint.settings import Settings
@@ -135,11 +136,18 @@ def _lint_one(p: ParsedFile, helpers: HelperIndex, launches: list[LaunchSite], m
     if p.facts is not None and p.module is not None:
         ctx.jit_functions, ctx.names = p.facts.jit_functions, p.module.names
         ctx.unresolved = p.facts.unresolved
+        memo = incremental.current()
+        inputs = incremental.module_inputs(p.text) if memo is not None else None
         for jit in p.facts.jit_functions:
             cancel.check()   # between kernels: the language server stops a lint of an outdated text here
             sites = _launches_for(jit, launches, module_launches)
             if _is_kernel(jit, bool(sites), called):
-                ctx.kernels.append(analyse_kernel(jit, p.module, helpers, sites, targets, settings))
+                analyse = functools.partial(analyse_kernel, jit, p.module, helpers, sites, targets, settings)
+                if memo is None:
+                    ctx.kernels.append(analyse())
+                else:   # the language server's re-lint: unchanged kernels are reused (kernlint/incremental.py)
+                    key = incremental.kernel_key(inputs, memo, jit, sites, p.path, settings, targets)
+                    ctx.kernels.append(memo.analyse(key, jit, analyse))
         from kernlint.helion_pipeline import analyse_helion_file  # @helion.kernel: same rules
 
         ctx.kernels.extend(analyse_helion_file(p.path, p.text, targets, settings))
@@ -228,6 +236,9 @@ def _lint_parsed(parsed: list[ParsedFile], settings: Settings, only: set[str] | 
         launches.extend(p.facts.launches)
         module_launches.setdefault(p.facts.module_name, []).extend(p.facts.launches)
         called |= p.facts.called_jit_names
+    memo = incremental.current()
+    if memo is not None:
+        memo.begin([(p.path, p.data) for p in parsed])
     results: list[FileResult] = []
     for p in parsed:
         if only is not None and p.path not in only:
@@ -239,6 +250,8 @@ def _lint_parsed(parsed: list[ParsedFile], settings: Settings, only: set[str] | 
             results.append(_lint_one(p, helpers, launches, module_launches, called, targets, settings))
         except Exception as exc:
             results.append(FileResult(p.path, [_internal(p.path, exc)], [], _crash(exc)))
+    if memo is not None:
+        memo.end()
     return results
 
 

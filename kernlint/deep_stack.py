@@ -8,6 +8,7 @@ of its stack are all the memory it costs. Measured: a 2,986-term sum in a kernel
 """
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from collections.abc import Callable
@@ -30,6 +31,8 @@ def run_deep(fn: Callable[..., T], *args: object) -> T:
         # raised only, never lowered: another thread may be deep in a lint at this moment
         sys.setrecursionlimit(RECURSION_LIMIT)
     event = cancel.current_event()
+    # the caller's context variables (kernlint.incremental's memo) hold on the deep thread too
+    context = contextvars.copy_context()
     box: dict[str, object] = {}
 
     def body() -> None:
@@ -37,9 +40,9 @@ def run_deep(fn: Callable[..., T], *args: object) -> T:
         try:
             if event is not None:
                 with cancel.cancellable(event):
-                    box["result"] = fn(*args)
+                    box["result"] = context.run(fn, *args)
             else:
-                box["result"] = fn(*args)
+                box["result"] = context.run(fn, *args)
         except BaseException as exc:  # re-raised on the caller's thread (LintCancelled included)
             box["error"] = exc
 

@@ -31,6 +31,7 @@ from kernlint import __version__
 from kernlint.api import FileResult, Settings, lint_source
 from kernlint.cancel import LintCancelled, cancellable
 from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.incremental import KernelMemo, reusing
 from kernlint.lsp import actions, hover, positions
 from kernlint.lsp.protocol import KernlintProtocol
 
@@ -96,6 +97,9 @@ class KernlintServer(LanguageServer):
         # its cancel event and the text it lints: set when a newer text is asked for (kernlint/cancel.py)
         self._cancel: dict[str, tuple[threading.Event, tuple[str, int | None]]] = {}
         self._settings: dict[str, Settings] = {}     # per directory of a linted file
+        # per document: the kernel analyses of its last lint, reused by the next where their inputs are the
+        # same (kernlint/incremental.py); dropped when files on disk may have changed (save, watched files)
+        self._memos: dict[str, KernelMemo] = {}
         # two lint threads: a long lint (a 720 KB document takes ~10 s) no longer holds back the next document's
         # diagnostics and hovers (measured 10.2 s -> see tests/test_lsp.py); lint_text is a pure function of
         # the text and settings, and a result for a text the editor has moved past is dropped (_lint_later)
@@ -118,6 +122,17 @@ class KernlintServer(LanguageServer):
 
     def reload_settings(self) -> None:
         self._settings.clear()
+        self._memos.clear()
+
+    def memo(self, uri: str) -> KernelMemo:
+        memo = self._memos.get(uri)
+        if memo is None:
+            memo = self._memos[uri] = KernelMemo()
+        return memo
+
+    def forget_analyses(self) -> None:
+        """Files on disk may have changed (a save, a watched file): the next lints analyse every kernel."""
+        self._memos.clear()
 
     def lint_text(self, uri: str, text: str, version: int | None = None) -> Linted:
         """Lint an in-memory document (thread-safe: pure function of the text and the settings)."""
@@ -129,13 +144,14 @@ class KernlintServer(LanguageServer):
                            Confidence.EXACT, "DocumentTooLarge")
             return Linted(version, lines, text, FileResult(path or uri, [d], []))
         settings = self.settings_for(path)
-        if path is None:
-            result = lint_source(text, "<untitled>.py", settings).files[0]
-        else:
-            # under its project root the document is linted by its root-relative path, as `kernlint check`
-            # run there would, so its module name matches its imports and imported helpers are followed
-            name, base = document_name(path, settings.root)
-            result = replace(lint_source(text, name, settings, base=base).files[0], path=path)
+        with reusing(self.memo(uri)):
+            if path is None:
+                result = lint_source(text, "<untitled>.py", settings).files[0]
+            else:
+                # under its project root the document is linted by its root-relative path, as `kernlint check`
+                # run there would, so its module name matches its imports and imported helpers are followed
+                name, base = document_name(path, settings.root)
+                result = replace(lint_source(text, name, settings, base=base).files[0], path=path)
         return Linted(version, lines, text, result)
 
     def _lint_unless_cancelled(self, uri: str, doc: tuple[str, int | None], event: threading.Event) -> Linted | None:
@@ -231,6 +247,7 @@ class KernlintServer(LanguageServer):
         if task is not None:
             task.cancel()
         self.linted.pop(uri, None)
+        self._memos.pop(uri, None)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
 
@@ -314,6 +331,7 @@ def create_server(debounce_s: float = 0.15, max_chars: int = MAX_CHARS) -> Kernl
     @ls.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     @_guarded(None)
     async def did_save(params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.forget_analyses()   # other documents may import what was saved
         ls.schedule(params.text_document.uri, delay=0)
 
     @ls.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -324,6 +342,7 @@ def create_server(debounce_s: float = 0.15, max_chars: int = MAX_CHARS) -> Kernl
     @ls.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @_guarded(None)
     async def watched_files(params: lsp.DidChangeWatchedFilesParams) -> None:
+        ls.forget_analyses()
         if any(c.uri.endswith("pyproject.toml") for c in params.changes):
             log.info("pyproject.toml changed: reloading settings")
             ls.reload_settings()
