@@ -1,11 +1,11 @@
 """Recommended `helion.Config`s: search with kernlint's estimate, rank with the Triton recommender's time model,
 write them to the same config store, and apply them through Helion's own configuration surface.
 
-    from kernlint.recommend.helion import load_kernel, recommend, write_entries, apply
+    from kernlint.recommend.helion import load_kernel, recommend, write_entries
     k = load_kernel("examples/helion_matmul.py", "helion_matmul")
     rec = recommend(k, resolve_target("h100"), {"m": 4096, "n": 4096, "k": 4096})
     write_entries("kernlint.lock.json", [entry(k, rec)])
-    apply(helion_matmul, "kernlint.lock.json", target="h100")       # in the program that runs the kernel
+    kernlint.shim.helion.apply(helion_matmul, "kernlint.lock.json", target="h100")   # where the kernel runs
 
 Search space (no author space to learn from, unlike Triton autotune lists): per `hl.tile` block-size slot,
 powers of two — 16..256 for a dimension a dot consumes (KL302 below 16), 1..next_pow2(extent) otherwise;
@@ -342,7 +342,8 @@ def config_text(c: Any) -> str:
     return "helion.Config(" + ", ".join(f"{k}={v!r}" for k, v in helion_config_kwargs(c).items()) + ")"
 
 
-# The config-store, apply and codemod halves live in helion_apply.py; re-exported for callers of this module.
+# The config-store and codemod halves live in helion_apply.py; re-exported for callers of this module.
+# Applying an entry at run time is kernlint.shim.helion's.
 from kernlint.recommend.helion_apply import (  # noqa: E402, F401
-    apply, bucket_of, cli_entries, entry, find_entry, fix_source, kernel_id_for, write_entries,
+    cli_entries, entry, fix_source, kernel_id_for, write_entries,
 )

@@ -39,7 +39,7 @@ from kernlint.shim.target import ENV_TARGET, detect_target, env_target
 
 ENV_VAR = "KERNLINT_CONFIGS"
 ENV_MODE = "KERNLINT_SHIM_MODE"
-_fn_source = kernel_source    # the name scripts and helion_apply used before the split
+_fn_source = kernel_source    # the name scripts and the Helion applier used before the split
 
 
 def _inert(path: str, event: str, kernel: str, detail: str) -> Shim:
@@ -68,7 +68,7 @@ def install(path: str, mode: str = "replace", target: str | None = None) -> Shim
         # As documented, nothing is changed: no Triton attribute is wrapped (before, an empty shim was
         # installed anyway). The returned Shim is inert; its `log` holds the one error line.
         return _inert(path, "store-error", os.path.basename(path), f"{exc}; kernels keep their own configs")
-    # Helion entries are applied by kernlint.recommend.helion_apply, never to a Triton launch
+    # Helion entries are applied by kernlint.shim.helion, never to a Triton launch
     entries = [e for e in entries if e.config.get("frontend") != "helion"]
     return Shim(entries, mode, target, path).install()
 

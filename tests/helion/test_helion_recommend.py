@@ -104,7 +104,7 @@ def test_apply_pins_the_recommended_config_and_helion_runs_it(tmp_path) -> None:
         import json, sys, torch, helion
         sys.path.insert(0, {str(ROOT)!r})
         from examples.helion_matmul import helion_matmul
-        from kernlint.recommend.helion import apply
+        from kernlint.shim.helion import apply
         author = [dict(c) for c in helion_matmul.configs]
         assert apply(helion_matmul, {store!r}, target="b200") is None      # no entry for that target
         cfg = apply(helion_matmul, {store!r}, target="h100")
@@ -133,7 +133,8 @@ def test_apply_pins_the_recommended_config_and_helion_runs_it(tmp_path) -> None:
 
 
 def test_apply_imports_helion_lazily() -> None:
-    code = "import sys, kernlint.recommend.helion; print('helion' in sys.modules or 'torch' in sys.modules)"
+    code = ("import sys, kernlint.recommend.helion, kernlint.shim.helion; "
+            "print('helion' in sys.modules or 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=str(ROOT))
     assert out.stdout.strip() == "False"
 

@@ -15,7 +15,7 @@ from kernlint.cli import main
 from kernlint.recommend import ranking
 from kernlint.recommend.cli import match_shape_names, store_entry
 from kernlint.recommend.core import Recommendation
-from kernlint.recommend.helion import bucket_of, find_entry
+from kernlint.shim.helion import bucket_of, find_entry
 from kernlint.config_store import Entry, read_store, write_store
 from kernlint.shim.runtime import _Plan
 
@@ -162,8 +162,8 @@ def test_a_launch_computed_block_is_derived_from_the_sizes_given_and_the_author_
 
 
 def test_helion_apply_uses_only_the_bucket_of_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernlint.recommend import helion_apply  # the module find_entry reads _matches from
-    monkeypatch.setattr(helion_apply, "_matches", lambda e, fn: "ok")   # every entry is this kernel's
+    from kernlint.shim import helion as shim_helion  # the module find_entry reads _matches from
+    monkeypatch.setattr(shim_helion, "_matches", lambda e, fn: "ok")   # every entry is this kernel's
     entries = [Entry("m:k@x", "h200", "m=4096,n=4096", {"frontend": "helion"}, {}, ""),
                Entry("m:k@x", "h200", "m=1024,n=1024", {"frontend": "helion"}, {}, "", None, "kept")]
     assert bucket_of(entries, {"m": 3000, "n": 4096}) == "m=4096,n=4096"

@@ -157,11 +157,11 @@ def _helion_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any,
 
 def test_helion_apply_without_a_target_applies_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
-    from kernlint.recommend.helion import apply
+    from kernlint.shim.helion import apply
     kernel, store = _helion_store(tmp_path, monkeypatch)
     _torch(monkeypatch, None)
     author = list(kernel.configs)
-    with caplog.at_level(logging.WARNING, logger="kernlint.recommend.helion"):
+    with caplog.at_level(logging.WARNING, logger="kernlint.shim.helion"):
         assert apply(kernel, store) is None                  # was the b200 entry: it sorts first
     assert kernel.configs == author
     assert any("no target" in r.getMessage() and "lock.json" in r.getMessage() for r in caplog.records)
