@@ -13,14 +13,24 @@ wrappers bypassed through `.fn`). Per kernel × shape the timed configs are: the
 settings for this GPU; for an autotuned kernel every config of its list, the author's time being the best of
 them, which is what their autotuner picks), kernlint's applied config (its store's top-1, or the author's
 config where the store keeps it or kernlint gives nothing) and an exhaustive grid over the author's space
-(BLOCK sizes where the kernel allows more than one, num_warps 1-32, num_stages 1/3). Every config is first
-checked against a torch reference with NaN-poisoned outputs; timing and the final re-timing rounds are those
-of benchmarks/gpu_configs.py (benchmarks/gpu/timing.py).
+(BLOCK sizes where the kernel allows more than one, num_warps 1-32, num_stages 1/3; GEMM tiles 64-256 ×
+BLOCK_K 32/64 × warps 4/8 × stages 3/4 plus the author's list). kernlint's first-ranked config is timed as
+well, applied or not (the `top-1/author` column: what replacing the author's config would have given). Every
+config is first checked against a torch reference with NaN-poisoned outputs; timing and the final re-timing
+rounds are those of benchmarks/gpu_configs.py (benchmarks/gpu/timing.py).
+
+The committed run (benchmarks/gpu/real_kernels_h200.json, 39 pairs) was made in two device calls of about
+300 s each, carrying the staged .corpus/real_kernels:
+  KL_ONLY=flag_gems.mm,flag_gems.softmax,... python3 benchmarks/real_kernels.py run $OUT
+one for the flag_gems/fla kernels and one for the liger/unsloth/mamba ones, rows merged in plan order (same
+GPU, torch and Triton). KL_DEVICE=cpu TRITON_INTERPRET=1 runs a setup on the CPU for a dry run on small
+shapes (the interpreter's bf16 `tl.dot` is wrong, so check the GEMM in fp16 there).
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +61,8 @@ def plan() -> None:
         src = ROOT / ".corpus" / "src" / k["src"]
         for shape in k["shapes"]:
             tries = [(False, kernlint_shape(name, shape, pin=False)), (True, kernlint_shape(name, shape, pin=True))]
+            if tries[1][1] == tries[0][1]:   # no block size the launch computes (an autotune list's tiles)
+                tries = tries[:1]
             rec = None
             for pinned, sh in tries:
                 with tempfile.TemporaryDirectory() as d:
@@ -62,7 +74,8 @@ def plan() -> None:
                     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
                     entries = json.loads(store.read_text())["entries"] if store.exists() else []
                 text = (p.stdout + p.stderr).replace(str(ROOT) + "/", "").replace(str(store), "store.json")
-                rec = dict(pinned=pinned, shape_arg=sh, output=text.splitlines()[-12:], rc=p.returncode)
+                rec = dict(pinned=pinned, shape_arg=sh, output=text.splitlines()[-12:], rc=p.returncode,
+                           top1=_top1(text, k["tunable"]))
                 if entries:
                     e = entries[0]
                     rec.update(config=e["config"], keep=e.get("keep"), space=e.get("space"))
@@ -78,9 +91,25 @@ def plan() -> None:
                 applied = None   # nothing applied: the author's launch runs unchanged
                 verdict = "kept" if rec and rec.get("keep") else "none"
             out["pairs"].append(dict(kernel=name, shape=shape, kernlint=rec, kernlint_applied=applied,
+                                     kernlint_top1=rec.get("top1") if rec else None,
                                      kernlint_verdict=verdict, author=author, grid=grid_configs(name, shape)))
             print(name, shape, verdict, applied, flush=True)
     PLAN.write_text(json.dumps(out, indent=1) + "\n")
+
+
+def _top1(text: str, tunable: list[str]) -> dict[str, Any] | None:
+    """The first config kernlint ranked (`    1. BLOCK_SIZE=4096, num_warps=8, num_stages=1`), whether or not it
+    was applied: timed too, so the table shows what replacing the author's config would have given."""
+    for line in text.splitlines():
+        m = re.match(r"\s+1\. (.*)$", line)
+        if m:
+            kv = dict(item.split("=", 1) for item in m.group(1).split(", ") if "=" in item)
+            try:
+                return dict(kwargs={kk: int(v) for kk, v in kv.items() if kk in tunable},
+                            num_warps=int(kv["num_warps"]), num_stages=int(kv["num_stages"]))
+            except (KeyError, ValueError):
+                return None
+    return None
 
 
 def run(outdir: str) -> None:
@@ -103,7 +132,8 @@ def run(outdir: str) -> None:
             _write(outdir, results)
             continue
         applied = p["kernlint_applied"]
-        cfgs = {config_key(c): c for c in p["grid"] + p["author"] + ([applied] if applied else [])}
+        top1 = p.get("kernlint_top1")
+        cfgs = {config_key(c): c for c in p["grid"] + p["author"] + [c for c in (applied, top1) if c]}
         times: dict[str, float] = {}
         errors: dict[str, str] = {}
         digests: dict[str, str | None] = {}
@@ -123,7 +153,8 @@ def run(outdir: str) -> None:
             continue
         best = min(times, key=lambda kk: times[kk])
         near = sorted((kk for kk in times if times[kk] <= 1.05 * times[best]), key=lambda kk: times[kk])[:6]
-        finalists = [kk for kk in dict.fromkeys([rec, auth, *near]) if kk in times]
+        top1_key = config_key(top1) if top1 else None
+        finalists = [kk for kk in dict.fromkeys([rec, auth, top1_key, *near]) if kk in times]
         rounds: dict[str, list[float]] = {kk: [] for kk in finalists}
         for _ in range(ROUNDS):
             for kk in finalists:
@@ -145,6 +176,10 @@ def run(outdir: str) -> None:
                    kernlint_correct=rec in times, n_timed=len(times), n_failed=len(errors),
                    failed=dict(sorted(errors.items())), all_us={kk: round(v, 3) for kk, v in sorted(times.items())},
                    same_program=final["merged"])
+        if top1_key:   # kernlint's first-ranked config, applied or not (a finalist's median)
+            tk = top1_key
+            row.update(kernlint_top1=json.loads(tk), kernlint_top1_us=round(times[tk], 3) if tk in times else None,
+                       kernlint_top1_error=errors.get(tk))
         results.append(row)
         _write(outdir, results)
         print(f"{p['kernel']:<22} {json.dumps(p['shape']):<40} best {row['best_us']:9.2f} µs  "

@@ -30,10 +30,13 @@ def render(results: dict[str, Any], plan: dict[str, Any]) -> str:
            "author's config, the author's config where it keeps it or gives nothing. `pinned`: kernlint "
            "refused the problem sizes alone (a tile computed at the launch site) and was rerun with that "
            "block size added to `--shape`, as its message asks.", "",
+           "`top-1/author`: the speed of kernlint's first-ranked config relative to the author's, whether or "
+           "not it was applied (what replacing the author's config would have given; `-` where kernlint ranked "
+           "nothing).", "",
            "| kernel | shape | best µs | best config | author | best/author | kernlint | kernlint verdict "
-           "| best/kernlint | kernlint/author | correct? |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
-    ba, bk, ka = [], [], []
+           "| best/kernlint | kernlint/author | top-1/author | correct? |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ba, bk, ka, ta = [], [], [], []
     worst: tuple[float, str] | None = None
     failed = []
     for r in rows:
@@ -47,15 +50,18 @@ def render(results: dict[str, Any], plan: dict[str, Any]) -> str:
         a = r["best_us"] / r["author_us"] if r.get("author_us") else None
         k = r["best_us"] / r["kernlint_us"] if r.get("kernlint_us") else None
         ratio = r["author_us"] / r["kernlint_us"] if r.get("author_us") and r.get("kernlint_us") else None
-        for lst, v in ((ba, a), (bk, k), (ka, ratio)):
+        top = r["author_us"] / r["kernlint_top1_us"] if r.get("author_us") and r.get("kernlint_top1_us") else None
+        for lst, v in ((ba, a), (bk, k), (ka, ratio), (ta, top)):
             if v is not None:
                 lst.append(v)
         if ratio is not None and (worst is None or ratio < worst[0]):
             worst = (ratio, f"{r['kernel']} {shape}")
         ok = "yes" if r.get("kernlint_correct") and r.get("author_correct") else "NO"
+        top1 = (f"{top:.3f} ({_cfg(r['kernlint_top1'])})" if top is not None
+                else "fails" if r.get("kernlint_top1_error") else "-")
         f = lambda v: f"{v:.3f}" if v is not None else "-"
         out.append(f"| {r['kernel']} | {shape} | {r['best_us']:.1f} | {_cfg(r['best'])} | {_cfg(r['author'])} | "
-                   f"{f(a)} | {_cfg(r['kernlint'])} | {verdict} | {f(k)} | {f(ratio)} | {ok} |")
+                   f"{f(a)} | {_cfg(r['kernlint'])} | {verdict} | {f(k)} | {f(ratio)} | {top1} | {ok} |")
     n_k = len({r["kernel"] for r in rows if not r.get("setup_error")})
     n_pk = len({r["kernel"].split(".")[0] for r in rows if not r.get("setup_error")})
     out += ["", f"{len(ba)} kernel × shape pairs, {n_k} kernels from {n_pk} packages.", "",
@@ -64,7 +70,9 @@ def render(results: dict[str, Any], plan: dict[str, Any]) -> str:
             f"| best / kernlint (what kernlint's store applies) | {_geo(bk):.3f} | "
             f"{min(bk, default=float('nan')):.3f} |",
             f"| kernlint / author (speed of kernlint's config relative to the author's) | {_geo(ka):.3f} | "
-            f"{worst[0]:.3f} ({worst[1]}) |" if worst else "| kernlint / author | - | - |"]
+            f"{worst[0]:.3f} ({worst[1]}) |" if worst else "| kernlint / author | - | - |",
+            f"| kernlint's top-1 / author, had it always been applied ({len(ta)} pairs) | {_geo(ta):.3f} | "
+            f"{min(ta, default=float('nan')):.3f} |"]
     if failed:
         out += ["", "Not measured:", *failed]
     return "\n".join(out) + "\n"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import tempfile
 import types
@@ -41,11 +42,13 @@ def _import(name: str, stage: Path) -> Any:
             path.write_text(text)
             mod = _from_file(f"{parts[-1]}_extracted", path)
     else:
+        if str(stage / "extracted") not in sys.path:   # an extracted file's own imports (flag_gems_tle)
+            sys.path.insert(0, str(stage / "extracted"))
         mod = _from_file(k["module"], stage / "extracted" / f"{k['module']}.py")
     fn = getattr(mod, k["kernel"])
     import triton
-    while not isinstance(fn, triton.runtime.jit.JITFunction):
-        fn = fn.fn
+    while not isinstance(fn, triton.runtime.jit.JITFunction) and type(fn).__name__ != "InterpretedFunction":
+        fn = fn.fn   # (an InterpretedFunction under TRITON_INTERPRET=1)
     return fn
 
 
@@ -66,7 +69,7 @@ def setup(name: str, shape: dict[str, Any], stage: Path):  # noqa: C901 - one br
         _loaded[name] = _import(name, stage)
     fn = _loaded[name]
     torch.manual_seed(0)
-    dev, bf = "cuda", torch.bfloat16
+    dev, bf = os.environ.get("KL_DEVICE", "cuda"), torch.bfloat16   # KL_DEVICE=cpu: a TRITON_INTERPRET dry run
 
     def opts(cf):
         return dict(**cf["kwargs"], num_warps=cf["num_warps"], num_stages=cf["num_stages"])
@@ -136,4 +139,62 @@ def setup(name: str, shape: dict[str, Any], stage: Path):  # noqa: C901 - one br
                             HAS_B1=False, **opts(cf))
         ref = lambda: [torch.nn.functional.layer_norm(x.float(), (N,), w, b, 1e-6), x.float().mean(-1)]
         return launch, [y, mean], ref
+    if name == "flag_gems.mm":
+        M, N, K = shape["M"], shape["N"], shape["K"]
+        a = torch.randn(M, K, device=dev, dtype=bf)
+        b = torch.randn(K, N, device=dev, dtype=bf)
+        c = torch.empty(M, N, device=dev, dtype=bf)
+        expect = a.float() @ b.float()   # once: every config is checked against it
+
+        def launch(cf):
+            kw = cf["kwargs"]
+            grid = (triton.cdiv(M, kw["BLOCK_M"]) * triton.cdiv(N, kw["BLOCK_N"]),)
+            return fn[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                            c.stride(1), GROUP_M=8, **opts(cf))
+        return launch, [c], lambda: [expect]
+    if name == "flag_gems.softmax":
+        M, N = shape["M"], shape["N"]
+        x = torch.randn(M, N, device=dev, dtype=bf)
+        y = torch.empty_like(x)
+
+        def launch(cf):   # ONE_TILE_PER_CTA as its heuristic derives it from TILE_N
+            return fn[(M, 1, 1)](y, x, M, N, ONE_TILE_PER_CTA=cf["kwargs"]["TILE_N"] >= N, **opts(cf))
+        return launch, [y], lambda: [torch.softmax(x.float(), -1)]
+    if name in ("flag_gems.rms_norm", "flag_gems.rms_norm_loop", "fla.rms_norm"):
+        M, N = (shape["T"], shape["D"]) if name == "fla.rms_norm" else (shape["M"], shape["N"])
+        x = torch.randn(M, N, device=dev, dtype=bf)
+        w = (1 + 0.1 * torch.randn(N, device=dev)).to(bf)
+        y = torch.empty_like(x)
+        r = torch.empty(M, device=dev, dtype=torch.float32)
+        eps = 1e-6
+
+        def ref():
+            xf = x.float()
+            rs = torch.rsqrt(xf.pow(2).mean(-1) + eps)
+            return [xf * rs[:, None] * w.float(), rs]
+        if name == "flag_gems.rms_norm":   # the launch's strides: (N, 1) for y and x
+            launch = lambda cf: fn[(M,)](y, r, x, w, N, 1, N, 1, N, eps, **opts(cf))
+        elif name == "flag_gems.rms_norm_loop":
+            launch = lambda cf: fn[(M,)](y, r, x, w, N, eps, **opts(cf))
+        else:   # fla's RMSNorm: weight, no bias, no residual, one group
+            launch = lambda cf: fn[(M,)](x=x, y=y, w=w, b=None, res=None, res_out=None, mean=None, rstd=r, eps=eps,
+                                         G=1, D=N, IS_RMS_NORM=True, HAS_RESIDUAL=False,
+                                         STORE_RESIDUAL_OUT=False, HAS_WEIGHT=True, HAS_BIAS=False, **opts(cf))
+        return launch, [y, r], ref
+    if name == "fla.l2norm":
+        T, D = shape["T"], shape["D"]
+        x = torch.randn(T, D, device=dev, dtype=bf)
+        y = torch.empty_like(x)
+        r = torch.empty(T, device=dev, dtype=torch.float32)
+        eps = 1e-6
+
+        def launch(cf):
+            grid = (triton.cdiv(T, cf["kwargs"]["BT"]),)
+            return fn[grid](x=x, y=y, rstd=r, eps=eps, T=T, D=D, NB=triton.cdiv(T, 2048 * 32), **opts(cf))
+
+        def ref():
+            xf = x.float()
+            rs = 1 / torch.sqrt(xf.pow(2).sum(-1) + eps)
+            return [xf * rs[:, None], rs]
+        return launch, [y, r], ref
     raise KeyError(name)

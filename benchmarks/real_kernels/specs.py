@@ -10,6 +10,12 @@ STAGE = ".corpus/real_kernels"     # staged sources, git-ignored, carried to the
 LIGER = "liger_kernel-0.8.5-py3-none-any.whl"
 UNSLOTH = "unsloth-2026.10.9-py3-none-any.whl"
 MAMBA = "mamba_ssm-2.3.2.post1.tar.gz/mamba_ssm-2.3.2.post1"
+GEMS = "flag_gems-5.0.2-py3-none-any.whl"
+FLA = "fla_core-0.6.0-py3-none-any.whl"
+# flag_gems kernels call `tle.program_id` (flag_gems.utils.triton_lang_extension: the program id as int64);
+# that module's jit functions are staged as a file of their own and imported under the same name
+GEMS_TLE = dict(module="flag_gems_tle", src=f"{GEMS}/flag_gems/utils/triton_lang_extension.py",
+                names=["program_id", "num_programs"])
 BF16 = ["--arg", "*bf16"]
 
 
@@ -18,8 +24,9 @@ def _rows(*pairs: tuple[int, int]) -> list[dict[str, int]]:
 
 
 # name -> src (under .corpus/src), how the device loads it (package import with its parents stubbed, or the
-# jit functions extracted into a file of their own where the package's imports need what the device lacks),
-# kernel, shapes, the constexprs a config may set, and the --arg specs a user would pass.
+# jit functions extracted into a file of their own where the package's imports need what the device lacks:
+# `jit_only` leaves the autotune/heuristics decorators out, `prelude` adds import lines), kernel, shapes, the
+# constexprs a config may set, and the --arg specs a user would pass.
 KERNELS: dict[str, dict[str, Any]] = {
     "liger.swiglu": dict(src=f"{LIGER}/liger_kernel/ops/swiglu.py", root=LIGER, module="liger_kernel.ops.swiglu",
                          kernel="_swiglu_forward_kernel", tunable=["BLOCK_SIZE"],
@@ -52,6 +59,36 @@ KERNELS: dict[str, dict[str, Any]] = {
                              tunable=["BLOCK_N"], shapes=[dict(M=8192, N=2560), dict(M=16384, N=4096),
                                                           dict(M=4096, N=8192)],
                              args=["X=*bf16", "Y=*bf16", "W=*fp32", "B=*fp32", "Mean=*fp32", "Rstd=*fp32"]),
+    "flag_gems.mm": dict(src=f"{GEMS}/flag_gems/ops/mm.py", extract=True, jit_only=True,
+                         prelude=["import flag_gems_tle as tle"], module="flag_gems_mm",
+                         kernel="mm_kernel_general", tunable=["BLOCK_M", "BLOCK_N", "BLOCK_K"],
+                         shapes=[dict(M=4096, N=4096, K=4096), dict(M=8192, N=14336, K=4096),
+                                 dict(M=1024, N=4096, K=14336)],
+                         args=["A=*bf16", "B=*bf16", "C=*bf16", "stride_ak=1", "stride_bn=1", "stride_cn=1"]),
+    "flag_gems.softmax": dict(src=f"{GEMS}/flag_gems/ops/softmax.py", extract=True, jit_only=True,
+                              prelude=["import flag_gems_tle as tle"], module="flag_gems_softmax",
+                              kernel="softmax_kernel_inner", tunable=["TILE_N"],
+                              shapes=[dict(M=32768, N=1024), dict(M=4096, N=32000), dict(M=1024, N=128256)],
+                              args=["output_ptr=*bf16", "input_ptr=*bf16"]),
+    "flag_gems.rms_norm": dict(src=f"{GEMS}/flag_gems/ops/rms_norm.py", extract=True, jit_only=True,
+                               prelude=["import flag_gems_tle as tle"], module="flag_gems_rms_norm",
+                               kernel="rms_norm_kernel", tunable=["BLOCK_SIZE"],
+                               shapes=[dict(M=16384, N=4096), dict(M=32768, N=2048), dict(M=16384, N=3072)],
+                               args=["out_ptr=*bf16", "INV_RMS=*fp32", "in_ptr=*bf16", "w_ptr=*bf16",
+                                     "y_stride_c=1", "x_stride_c=1"]),
+    "flag_gems.rms_norm_loop": dict(src=f"{GEMS}/flag_gems/ops/rms_norm.py", extract=True, jit_only=True,
+                                    prelude=["import flag_gems_tle as tle"], module="flag_gems_rms_norm_loop",
+                                    kernel="rms_norm_loop_kernel", tunable=["TILE_N"],
+                                    shapes=[dict(M=8192, N=5120), dict(M=8192, N=8192), dict(M=4096, N=16384)],
+                                    args=["out_ptr=*bf16", "INV_RMS=*fp32", "in_ptr=*bf16", "w_ptr=*bf16"]),
+    "fla.rms_norm": dict(src=f"{FLA}/fla/modules/norm/layernorm.py", extract=True, jit_only=True,
+                         module="fla_layernorm", kernel="layer_norm_fwd_kernel_row", tunable=["BD"],
+                         shapes=[dict(T=8192, D=4096), dict(T=16384, D=2048), dict(T=4096, D=8192)],
+                         args=["x=*bf16", "y=*bf16", "w=*bf16", "rstd=*fp32"]),
+    "fla.l2norm": dict(src=f"{FLA}/fla/modules/norm/l2norm.py", extract=True, jit_only=True,
+                       module="fla_l2norm", kernel="l2norm_fwd_kernel", tunable=["BD", "BT"],
+                       shapes=[dict(T=262144, D=128), dict(T=131072, D=256), dict(T=524288, D=64)],
+                       args=["x=*bf16", "y=*bf16", "rstd=*fp32"]),
 }
 
 
@@ -69,42 +106,120 @@ def calculate_settings(n: int) -> tuple[int, int]:
     return b, 32 if b >= 32768 else 16 if b >= 8192 else 8 if b >= 2048 else 4
 
 
+# flag_gems' `mm` autotune list on an H200: runtime.get_tuned_config("mm") reads the arch-specialised
+# flag_gems/runtime/backend/_nvidia/hopper/tune_configs.yaml of the wheel (the same 22 entries as the
+# vendor-wide _nvidia/tune_configs.yaml): (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps)
+GEMS_MM = [(64, 64, 64, 5, 4), (64, 128, 64, 3, 4), (64, 64, 128, 4, 8), (64, 128, 128, 4, 8), (64, 64, 64, 4, 4),
+           (64, 64, 128, 3, 4), (64, 128, 64, 4, 4), (128, 128, 32, 5, 8), (128, 128, 32, 4, 8),
+           (32, 64, 256, 4, 4), (16, 64, 256, 4, 4), (16, 64, 64, 5, 2), (16, 64, 128, 4, 2),
+           (128, 128, 64, 3, 8), (128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 256, 32, 3, 8),
+           (256, 128, 32, 3, 8), (128, 256, 64, 4, 8), (256, 128, 64, 4, 8), (128, 256, 32, 4, 8),
+           (256, 128, 32, 4, 8)]
+
+
+def gems_softmax_inner(n: int) -> tuple[int, int]:
+    """flag_gems' softmax_inner heuristics (_nvidia/heuristics_config_utils.py): TILE_N, num_warps."""
+    tile = next_pow2(n) if n <= 32 * 1024 else 4096
+    return tile, 4 if tile < 2048 else 8 if tile < 4096 else 16
+
+
+def fla_bd(d: int) -> int:
+    """fla's launch: BD = min(65536 // x.element_size(), next_power_of_2(D)) (bf16 inputs)."""
+    return min(65536 // 2, next_pow2(d))
+
+
 def block(name: str, shape: dict[str, Any]) -> int | None:
     """The one block size the launch code computes (whole-row kernels), None where it is free."""
     if name == "mamba.layer_norm":
         return min(65536 // 2, next_pow2(shape["N"]))
-    if name == "unsloth.geglu_exact":
+    if name in ("unsloth.geglu_exact", "flag_gems.mm", "flag_gems.rms_norm_loop", "fla.l2norm"):
         return None
+    if name == "flag_gems.softmax":
+        return gems_softmax_inner(shape["N"])[0]
+    if name == "flag_gems.rms_norm":
+        return next_pow2(shape["N"])
+    if name == "fla.rms_norm":
+        return fla_bd(shape["D"])
     return calculate_settings(shape["n_cols"])[0]
 
 
+def block_key(name: str) -> str:
+    return {"mamba.layer_norm": "BLOCK_N", "flag_gems.softmax": "TILE_N", "fla.rms_norm": "BD",
+            "fla.l2norm": "BD", "flag_gems.rms_norm_loop": "TILE_N"}.get(name, "BLOCK_SIZE")
+
+
 def author_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
-    """The launch code's config on an H200 (num_stages not passed: Triton's default, 3)."""
+    """The launch code's config on an H200 (num_stages not passed: Triton's default, 3; flag_gems' config
+    loader fills a missing num_stages with 2). For an autotuned kernel, its whole list."""
     if name == "mamba.layer_norm":   # @triton.autotune over num_warps 1..32 (pruned to <= 1024 threads)
         return [cfg({"BLOCK_N": block(name, shape)}, w, 3) for w in (1, 2, 4, 8, 16, 32)]
     if name == "unsloth.geglu_exact":   # module constant BLOCK_SIZE = 1024, default warps
         return [cfg({"BLOCK_SIZE": 1024}, 4, 3)]
+    if name == "flag_gems.mm":
+        return [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, w, st) for m, n, k, st, w in GEMS_MM]
+    if name == "flag_gems.softmax":   # @triton.heuristics: TILE_N, ONE_TILE_PER_CTA (derived), num_warps
+        t, w = gems_softmax_inner(shape["N"])
+        return [cfg({"TILE_N": t}, w, 3)]
+    if name == "flag_gems.rms_norm":   # N <= 4096: rms_norm_kernel[M,](..., BLOCK_SIZE), Triton's default warps
+        return [cfg({"BLOCK_SIZE": next_pow2(shape["N"])}, 4, 3)]
+    if name == "flag_gems.rms_norm_loop":   # N > 4096: autotune "rms_norm_loop": gen tile_n × warps
+        return [cfg({"TILE_N": t}, w, 2) for t in (1024, 2048, 4096, 8192) for w in (4, 8, 16)]
+    if name == "fla.rms_norm":   # D > 512: layer_norm_fwd_kernel_row, autotune num_warps 2..16
+        return [cfg({"BD": fla_bd(shape["D"])}, w, 3) for w in (2, 4, 8, 16)]
+    if name == "fla.l2norm":   # D <= 512: l2norm_fwd_kernel, autotune BT 8..128 × num_warps 1..16
+        return [cfg({"BD": fla_bd(shape["D"]), "BT": bt}, w, 3) for w in (1, 2, 4, 8, 16)
+                for bt in (8, 16, 32, 64, 128)]
     b, w = calculate_settings(shape["n_cols"])
     if name == "unsloth.rms_layernorm" and shape["n_cols"] == 5120:
         w = 4   # unsloth's _NUM_WARPS table: ((9, 0), 5120): 4
     return [cfg({"BLOCK_SIZE": b}, w, 3)]
 
 
+def _per_thread(elems: int, w: int, most: int = 128) -> bool:
+    return 1 <= elems // (32 * w) <= most
+
+
 def grid_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
-    """Exhaustive over the author's space: whole-row kernels need their block (one size), so warps × stages;
-    the elementwise kernel's block is free, so BLOCK_SIZE 256..16384 × warps × stages (≤ 64 elements per
-    thread)."""
-    out = []
-    b = block(name, shape)
-    key = "BLOCK_N" if name == "mamba.layer_norm" else "BLOCK_SIZE"
-    blocks = [b] if b is not None else [256, 512, 1024, 2048, 4096, 8192, 16384]
-    for bs in blocks:
-        for w in (1, 2, 4, 8, 16, 32):
-            if b is None and not 1 <= bs // (32 * w) <= 64:
-                continue
-            for s in (1, 3):
-                out.append(cfg({key: bs}, w, s))
-    return out
+    """Exhaustive over the author's space, always holding the author's configs: whole-row kernels need their
+    block (one size), so warps × stages; where a tile is free (the elementwise kernel's block, the looped
+    kernels' tiles, the row tile of fla's l2norm, the GEMM's tiles) it is searched too, keeping each thread's
+    share of a tile within reason (≤ 64 elements for the elementwise kernel, ≤ 128 otherwise)."""
+    out: list[dict[str, Any]] = []
+    if name == "flag_gems.mm":
+        for m in (64, 128, 256):
+            for n in (64, 128, 256):
+                for k in (32, 64):
+                    if m * n > 128 * 256:
+                        continue
+                    out += [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, w, st) for w in (4, 8) for st in (3, 4)]
+    elif name in ("flag_gems.softmax", "flag_gems.rms_norm_loop"):
+        top = min(next_pow2(shape["N"]), 32768 if name == "flag_gems.softmax" else 16384)
+        stages = (1, 3) if name == "flag_gems.softmax" else (1, 2, 3)
+        for t in (1024, 2048, 4096, 8192, 16384, 32768):
+            if t <= max(top, 1024):
+                out += [cfg({"TILE_N": t}, w, st) for w in (1, 2, 4, 8, 16, 32) if _per_thread(t, w)
+                        for st in stages]
+    elif name == "fla.l2norm":
+        bd = fla_bd(shape["D"])
+        for bt in (4, 8, 16, 32, 64, 128):
+            out += [cfg({"BD": bd, "BT": bt}, w, st) for w in (1, 2, 4, 8, 16, 32) if _per_thread(bd * bt, w)
+                    for st in (1, 3)]
+    else:
+        b = block(name, shape)
+        key = block_key(name)
+        blocks = [b] if b is not None else [256, 512, 1024, 2048, 4096, 8192, 16384]
+        for bs in blocks:
+            for w in (1, 2, 4, 8, 16, 32):
+                if b is None and not 1 <= bs // (32 * w) <= 64:
+                    continue
+                for st in (1, 3):
+                    out.append(cfg({key: bs}, w, st))
+    keys = {_key(c) for c in out}
+    return out + [c for c in author_configs(name, shape) if _key(c) not in keys]
+
+
+def _key(c: dict[str, Any]) -> tuple[Any, ...]:
+    return (tuple(sorted(c["kwargs"].items())), c["num_warps"], c["num_stages"])
 
 
 def kernlint_shape(name: str, shape: dict[str, Any], pin: bool) -> str:
@@ -113,18 +228,21 @@ def kernlint_shape(name: str, shape: dict[str, Any], pin: bool) -> str:
     if pin:
         b = block(name, shape)
         if b is not None:
-            sizes["BLOCK_N" if name == "mamba.layer_norm" else "BLOCK_SIZE"] = b
+            sizes[block_key(name)] = b
         elif name == "unsloth.geglu_exact":
             sizes["BLOCK_SIZE"] = 1024
+        elif name == "fla.l2norm":
+            sizes["BD"] = fla_bd(shape["D"])
     return ",".join(f"{k}={v}" for k, v in sizes.items())
 
 
 # ------------------------------------------------------------------ staging ------------------------------
 
-def extract_jit(source: str, names: list[str], jit_only: bool = False) -> str:
+def extract_jit(source: str, names: list[str], jit_only: bool = False, prelude: list[str] | None = None) -> str:
     """The module's triton/torch imports and the named top-level functions with every top-level function or
     assignment they use (transitively): a file that imports without the package's other dependencies. With
-    `jit_only` the autotune/heuristics decorators above the `@triton.jit` are left out."""
+    `jit_only` the autotune/heuristics decorators above the `@triton.jit` are left out; `prelude` lines
+    follow the imports."""
     tree = ast.parse(source)
     top: dict[str, ast.stmt] = {}
     for node in tree.body:
@@ -145,7 +263,7 @@ def extract_jit(source: str, names: list[str], jit_only: bool = False) -> str:
         todo += [x.id for x in ast.walk(top[n]) if isinstance(x, ast.Name)]
     keep = {id(top[n]) for n in want}
     lines = source.splitlines()
-    parts = ["import math", "import torch", "import triton", "import triton.language as tl"]
+    parts = ["import math", "import torch", "import triton", "import triton.language as tl", *(prelude or [])]
     for node in tree.body:
         if id(node) in keep:
             decos = getattr(node, "decorator_list", [])
@@ -161,10 +279,11 @@ def stage(root: Path) -> None:
     if dst.exists():
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
+    (dst / "extracted").mkdir()
     for k in KERNELS.values():
         if k.get("extract"):
-            text = extract_jit((src / k["src"]).read_text(), [k["kernel"]])
-            (dst / "extracted").mkdir(exist_ok=True)
+            text = extract_jit((src / k["src"]).read_text(), [k["kernel"]], k.get("jit_only", False),
+                               k.get("prelude"))
             (dst / "extracted" / f"{k['module']}.py").write_text(text)
         else:
             pkg = k["module"].split(".")[0]
@@ -172,5 +291,7 @@ def stage(root: Path) -> None:
             if not out.exists():
                 shutil.copytree(src / k["root"] / pkg, out, ignore=shutil.ignore_patterns(
                     "*.so", "*.cu", "*.cpp", "*.h", "__pycache__", "*.pyc", "*.md"))
+    tle = extract_jit((src / GEMS_TLE["src"]).read_text(), GEMS_TLE["names"], jit_only=True)
+    (dst / "extracted" / f"{GEMS_TLE['module']}.py").write_text(tle)
     total = sum(f.stat().st_size for f in dst.rglob("*") if f.is_file())
     print(f"staged {len(list(dst.rglob('*.py')))} python files, {total / 1e6:.1f} MB in {dst}")
