@@ -398,7 +398,7 @@ def record_key(rec: dict[str, Any]) -> str:
 
 
 def compile_records(scratch: Any, work: list[Any], pool: Any, env: dict[str, Any], cache: Any, tmp: Path,
-                    timeout: int, done: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+                    timeout: int, done: dict[str, dict[str, Any]], retry_timeouts: bool = False) -> list[dict[str, Any]]:
     import public_accuracy as pa
 
     from kernlint.calibrate.session import _cache_key
@@ -409,11 +409,15 @@ def compile_records(scratch: Any, work: list[Any], pool: Any, env: dict[str, Any
     for stub, task in work:
         stub = {**stub, "triton": env.get("triton_version")}
         old = done.get(record_key(stub))
+        if old is not None and retry_timeouts and old.get("reason") == "compile timeout":
+            old = None        # a timeout says how busy the machine was, not what the kernel is: try again
         if old is not None:   # compiled before: the truth is kept, the estimate is today's model's
             out.append({**old, "est": stub["est"]})
             continue
         key = _cache_key(scratch, task, env)
         res = cache.get(key)
+        if res is not None and retry_timeouts and "timed out" in (res.get("error") or ""):
+            res = None
         if res is None:
             if timed_out:
                 res = {"error": "timed out (not tried: the other target of this kernel timed out)"}
@@ -422,7 +426,7 @@ def compile_records(scratch: Any, work: list[Any], pool: Any, env: dict[str, Any
                 res = pa._request_with_watchdog(pool, {"op": "compile", **task, "module": module,
                                                        "timeout": timeout}, timeout)
                 timed_out = "timed out" in (res.get("error") or "")
-                if not (res.get("error") or "").startswith("timed out (not tried"):
+                if not timed_out:   # a timeout is not cached: a quieter machine may compile it
                     cache.put(key, res)
         rec = {**stub}
         if res.get("error"):
@@ -511,7 +515,8 @@ def run_project(project: str, a: argparse.Namespace, pool: Any, env: dict[str, A
                                "detail": f"{type(exc).__name__}: {exc}"[:300], "config_origin": None}, None
         recs: list[dict[str, Any]] = []
         if prepared is not None:
-            recs = compile_records(prepared[0], prepared[1], pool, env, cache, tmp, a.timeout, done)
+            recs = compile_records(prepared[0], prepared[1], pool, env, cache, tmp, a.timeout, done,
+                                   a.retry_timeouts)
             if recs and all(r["outcome"] != "compiled" and _rejects_fp16(r["detail"]) for r in recs):
                 # the stated default pointee is fp16; a kernel whose math needs fp32 (tl.sqrt, atomic_max)
                 # is compiled with fp32 pointers instead, as its callers would pass
@@ -520,7 +525,8 @@ def run_project(project: str, a: argparse.Namespace, pool: Any, env: dict[str, A
                 except Exception:  # noqa: BLE001  (the fp16 attempt's failure stands)
                     prepared32 = None
                 if prepared32 is not None:
-                    recs32 = compile_records(prepared32[0], prepared32[1], pool, env, cache, tmp, a.timeout, done)
+                    recs32 = compile_records(prepared32[0], prepared32[1], pool, env, cache, tmp, a.timeout, done,
+                                             a.retry_timeouts)
                     if any(r["outcome"] == "compiled" for r in recs32):
                         entry, recs = entry32, recs32
         rel = _package_relative(kern["file"], root)
@@ -672,6 +678,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", default=None, help="interpreter with Triton (default: this one)")
     ap.add_argument("--timeout", type=int, default=90, help="seconds per compile")
     ap.add_argument("--rederive", action="store_true", help="derive kernels already recorded again")
+    ap.add_argument("--retry-timeouts", action="store_true", help="compile again what timed out before")
     ap.add_argument("--report", action="store_true", help="write docs/corpus-truth.md from the truth (no compiles)")
     ap.add_argument("--check", action="store_true", help="with --report: exit 1 when the doc is not up to date")
     a = ap.parse_args(argv)
