@@ -8,9 +8,9 @@ from kernlint.analysis.configs import ConfigPoint
 from kernlint.analysis.liveness import Liveness, compute_liveness
 from kernlint.analysis.occupancy import Occupancy, compute_occupancy
 from kernlint.analysis.placement import DotPlacement, place_dots
-from kernlint.analysis.registers import RegisterEstimate, estimate_registers
-from kernlint.analysis.smem import SmemEstimate, estimate_smem
-from kernlint.analysis.spill_collapse import apply_philox_serialisation, apply_spill_collapse
+from kernlint.analysis.passes import validate_disabled
+from kernlint.analysis.registers import REGISTER_PASSES, RegisterEstimate, estimate_registers
+from kernlint.analysis.smem import SMEM_PASSES, SmemEstimate, estimate_smem
 from kernlint.diagnostic import Confidence
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR
@@ -97,7 +97,11 @@ def specialised(ir: KernelIR, env: dict[str, Any]) -> KernelIR:
     return out  # type: ignore[no-any-return]
 
 
-def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate:
+def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec, disabled: frozenset[str] = frozenset()) -> KernelEstimate:
+    """`disabled`: names of model passes (registers.REGISTER_PASSES, smem.SMEM_PASSES) to leave out, for
+    ablation (benchmarks/ablation.py); empty for every real estimate."""
+    if disabled:
+        validate_disabled(disabled, REGISTER_PASSES, SMEM_PASSES)
     assumptions = list(ir.assumptions)
     if config.source_note:
         assumptions.append(config.source_note)
@@ -119,15 +123,12 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec) -> KernelEstimate
     generic, ir = ir, specialised(ir, env)
     live = _liveness(ir, env)
     dots = place_dots(live, env, spec, config.num_warps)
-    smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages)
+    smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages, disabled)
     # Helion reductions (rdims) are generated as whole-row or looped code that kernlint's IR does not spell
     # out; there ptxas keeps the tiles the sunk-load rule would share (Helion rms_norm_looped: -7 % → -19 %
     # if counted, benchmarks/helion_truth.py), so the rule is left to kernels without them
     regs = estimate_registers(live, dots, env, spec, config.num_warps, config.maxnreg, config.num_stages,
-                              sink=not getattr(ir, "rdims", ()))
-    # far over the budget ptxas compiles for full occupancy (32 registers) instead: spill_collapse.py
-    regs = apply_philox_serialisation(regs, spec, config.num_warps, config.maxnreg)
-    regs = apply_spill_collapse(regs, dots, spec, config.num_warps, config.maxnreg)
+                              sink=not getattr(ir, "rdims", ()), disabled=disabled)
     occ = compute_occupancy(spec, config.num_warps, regs.allocated, smem.total)
     confidence = Confidence.ESTIMATE
     if generic.unmodelled or not regs.complete or not smem.complete:

@@ -11,30 +11,40 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived
+from kernlint.analysis.passes import Constant, CostTable, Pass, Targets, families, run_passes
 from kernlint.analysis.register_access import element_wise_load_costs, vectorised_offset_costs
-from kernlint.analysis.register_chained import chained_replication
+from kernlint.analysis.register_chained import MMA_COLS_PER_WARP, MMA_ROWS_PER_WARP, chained_replication
 from kernlint.analysis.register_constants import constant_tiles
-from kernlint.analysis.register_inplace import stream_in_place
+from kernlint.analysis.register_inplace import IN_FLIGHT_BYTES, stream_in_place
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_elementwise import carry_streamed_data, streamed_values
-from kernlint.analysis.register_delayed import delayable_loads, squeezed_demand
-from kernlint.analysis.register_streams import reduction_tree, sink_loads, window_accumulated_loads
-from kernlint.analysis.register_tmem import (deferred_row_sums, epilogue_registers, folded_accumulations,
+from kernlint.analysis.register_delayed import DELAYS_SUNK_LOADS, delayable_loads, squeezed_demand
+from kernlint.analysis.register_streams import (LOAD_WINDOW_REGS, ROW_TREE_PARTIALS, STREAM_WINDOW, SUNK_FULL_REGS,
+                                                SUNK_MIN_REGS, TREE_SHARE, reduction_tree, sink_loads,
+                                                window_accumulated_loads)
+from kernlint.analysis.register_tmem import (CONVERT_DESTINATION_SHARE, FOLDED_READ_SHARE, TCGEN05_LD_MAX_WORDS,
+                                             deferred_row_sums, epilogue_registers, folded_accumulations,
                                              staged_async_operands)
+from kernlint.analysis.register_types import PHILOX_STATE_WORDS, LiveTile, RegisterEstimate
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.analysis.register_unroll import unrolled_loads
-from kernlint.analysis.register_vectors import stream_short_accumulated_loads
+from kernlint.analysis.register_vectors import IN_FLIGHT, ONE_BY_ONE_MAX, stream_short_accumulated_loads
 from kernlint.analysis.register_widen import hold_widened_loads_narrow
 from kernlint.analysis.placement import DotPlacement, mma_family, numel
+from kernlint.analysis.spill_collapse import (COLLAPSE_RATIO, MMA_SYNC_16W_COLLAPSE_RATIO, PHILOX_SERIAL_LIMIT,
+                                              REGISTER_GRANULE, apply_philox_serialisation, apply_spill_collapse)
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.dtypes import PHILOX_RESULTS
 from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
 from kernlint.ir.symbolic import as_int, shown
+
+__all__ = ["PHILOX_STATE_WORDS", "REGISTER_PASSES", "LiveTile", "RegisterEstimate", "RegisterState",
+           "estimate_registers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,31 +72,6 @@ def is_data(value: Value, produced_by_load: bool) -> bool:
     """Data tiles hold one value per element; index/address/mask tiles are affine in thread ids."""
     return bool(value.shape) and (produced_by_load or not (is_pointer(value.dtype)
                                                            or value.dtype.startswith(("i", "u"))))
-
-
-@dataclass(frozen=True, slots=True)
-class LiveTile:
-    name: str
-    shape: str
-    dtype: str
-    registers: float
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class RegisterEstimate:
-    demand: int                   # registers the live set asks for (may exceed the budget)
-    allocated: int                # what ptxas would allocate: min(demand, budget) (see spill_collapse.py)
-    budget: int                   # min(255, 65536 / threads), or maxnreg
-    pressure: float               # demand / budget
-    spill_bytes: int              # estimated bytes spilled per thread (0 when demand ≤ budget)
-    peak_line: int
-    peak_tiles: tuple[LiveTile, ...]  # largest contributors at the peak
-    complete: bool
-    data_regs: float = 0.0        # unscaled data-tile registers at the peak (for fitting the model)
-    index_regs: float = 0.0       # address/offset/mask/scalar registers at the peak
-    acc_regs: float = 0.0         # unscaled dot-accumulator registers at the peak
-    serial_regs: float = 0.0      # registers of independent per-element chains at the peak (Philox rounds)
 
 
 # How far over the budget recomputable addresses are squeezed away. Without a limit the held-out public
@@ -144,148 +129,57 @@ def index_cost(value: Value, env: Mapping[str, Any], threads: int, model: Regist
     return tile_cost(value, env, threads, model)
 
 
+@dataclass(slots=True)
+class RegisterState:
+    """What the register passes (REGISTER_PASSES, below) read and build for one (kernel, config, target)."""
+    live: Liveness
+    dots: list[DotPlacement]
+    env: Mapping[str, Any]
+    spec: GpuSpec
+    num_warps: int
+    maxnreg: int | None
+    num_stages: int
+    sink: bool                    # False for Helion reductions (analysis/estimate.py)
+    family: str                   # the dots' MMA family at this num_warps (placement.mma_family)
+    model: RegisterModel
+    threads: int
+    loaded: set[int]              # results of loads and atomics
+    costs: CostTable = field(default_factory=CostTable)
+    in_smem: set[int] = field(default_factory=set)     # dot operands read from shared memory: no registers
+    in_tmem: set[int] = field(default_factory=set)     # accumulators in tensor memory: no registers
+    streamed: set[int] = field(default_factory=set)    # element-wise values that never exist whole
+    data: set[int] = field(default_factory=set)        # data tiles (scaled by model.data_scale)
+    acc: set[int] = field(default_factory=set)         # accumulators in registers (model.acc_scale)
+    complete: bool = True
+    remat: set[int] = field(default_factory=set)       # addresses ptxas may recompute instead of holding
+    delayable: set[int] = field(default_factory=set)   # sunk loads ptxas may issue late
+    transient: dict[int, float] = field(default_factory=dict)  # step → registers held only at that step
+    philox: dict[int, float] = field(default_factory=dict)     # the part of `transient` that is Philox state
+    tmem_read: dict[int, float] = field(default_factory=dict)  # step → landed TMEM fragments
+    peak: float = 0.0
+    peak_at: int = 0
+    read_at_peak: float = 0.0
+    firm_peak: float = 0.0        # the peak without the rematerialisable addresses
+    undelayed_peak: float = 0.0   # the peak without the delayable loads
+    demand: int = 0
+    budget: int = 0
+    estimate: RegisterEstimate | None = None
+
+
 def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
-                       num_warps: int, maxnreg: int | None, num_stages: int = 1, sink: bool = True) -> RegisterEstimate:
+                       num_warps: int, maxnreg: int | None, num_stages: int = 1, sink: bool = True,
+                       disabled: frozenset[str] = frozenset()) -> RegisterEstimate:
+    """Run REGISTER_PASSES in order (less the `disabled` ones, for ablation) and return the estimate."""
     family = mma_family(spec.tensor_core, num_warps)
     # A kernel whose dots fall back to mma.sync (16-warp sm_100) gets mma.sync's constants; without
     # tensor-core dots the target's own constants (they also carry its ptxas's habits)
     model = MODELS[family if any(not d.fma for d in dots) else spec.tensor_core]
-    threads = 32 * num_warps
-    in_smem = {v.id for d in dots if d.async_mma for v in (*d.pipelined_operands, *d.operand_views)}
-    if spec.tensor_core == "tcgen05":
-        in_smem |= staged_async_operands(live, dots)
-    in_tmem = {d.op.result.id for d in dots if d.tmem_accumulator and d.op.result is not None}
-    in_tmem |= folded_accumulations(live, in_tmem)
-    in_tmem = through_merges_and_loops(live, in_tmem, env)  # if-merged and loop-carried copies stay in TMEM too
-    costs: dict[int, float] = {}
-    data: set[int] = set()
     loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
-    streamed = derived(live, "streamed values", lambda: streamed_values(live, loaded, env))
-    accumulators = _accumulators(live, dots, env)
-    acc: set[int] = set()
-    complete = True
-    for vid, value in live.values.items():
-        if vid in in_smem or vid in in_tmem or vid in streamed:
-            costs[vid] = 0.0
-            continue
-        if is_data(value, vid in loaded) or vid in accumulators:
-            cost = tile_cost(value, env, threads, model, fragment=vid in accumulators)
-            if vid in accumulators:
-                acc.add(vid)
-                if cost is not None:
-                    cost *= model.acc_scale
-            else:
-                data.add(vid)
-                if cost is not None:
-                    cost *= model.data_scale
-        else:
-            cost = index_cost(value, env, threads, model)
-        if cost is None:
-            complete = False
-            cost = 0.0
-        costs[vid] = cost
-    for vid in constant_tiles(live):
-        costs[vid] = 0.0  # a one-trip loop's variable entering as a splat is the splat (register_constants.py)
-    costs.update(vectorised_offset_costs(live, env, threads, costs, model.index_vector))
-    costs.update({**non_affine_offset_costs(live, env, num_warps), **tma_descriptor_costs(live, spec.capability),
-                  **unaligned_pointer_costs(live, env, threads)})
-    # element-by-element addresses are rematerialised by ptxas when the budget is short (see remat below)
-    remat: set[int] = set()
-    for vid, cost in element_wise_load_costs(live, env, threads).items():
-        if vid in costs and costs[vid] > 0.0:  # not held in shared memory or streamed
-            costs[vid] = cost * (model.data_scale if vid in data else 1.0)
-            if is_pointer(live.values[vid].dtype):
-                remat.add(vid)
-    for vid, factor in chained_replication(live, dots, env, num_warps, family).items():
-        costs[vid] *= factor  # a short tile of a chained dot is copied across warps (register_chained.py)
-    # the cap at a value's own tile was measured on dot-free kernels; next to chained dots a value's registers
-    # include copies across warps that tile_cost does not count (tests/test_chained_dots.py)
-    own_size = None if dots else (lambda v: (tile_cost(v, env, threads, model) or 0.0) * model.data_scale)
-    carry_streamed_data(live, streamed, costs, own_size)
-    hold_widened_loads_narrow(live, costs, loaded, env, num_warps)
-    stream_in_place(live, costs, env, threads)
-    sink_loads(live, costs, enabled=sink, capability=spec.capability, env=env, num_warps=num_warps)
-    delayable = delayable_loads(live, costs, spec.capability) if sink else set()
-    stream_short_accumulated_loads(live, costs, env, threads, spec.tensor_core)   # a few vectors: two in flight
-    window_accumulated_loads(live, costs, spec.tensor_core, model.data_scale)
-    _register_pipelined_loads(live, dots, env, num_stages, costs)
-    for vid, copies in unrolled_loads(live, env, hoist_full_tiles=spec.capability >= 90).items():
-        costs[vid] *= copies
-    # Epilogue reads of a TMEM accumulator hold its fragment in registers at the reading op (register_tmem.py).
-    tmem_read = epilogue_registers(live, in_tmem, env, threads,
-                                   lambda v: tile_cost(v, env, threads, model, fragment=True) or 0.0)
-    transient: dict[int, float] = {}
-    philox: dict[int, float] = {}   # the Philox rounds' counter words (a serialisable part of `transient`)
-    for i, step in enumerate(live.steps):
-        if step.is_end or step.op.kind == "dot":
-            continue
-        transient[i] = transient.get(i, 0.0) + reduction_tree(live, i, costs)
-        if step.op.kind == "elementwise" and step.op.attrs.get("fn") in PHILOX_RESULTS and step.op.result is not None:
-            state = _philox_state(step.op.result, env, threads) * model.data_scale
-            philox[i] = max(0.0, state - costs.get(step.op.result.id, 0.0))
-            transient[i] = transient.get(i, 0.0) + philox[i]
-    events: dict[int, float] = {}
-    remat_events: dict[int, float] = {}
-    delay_events: dict[int, float] = {}
-    for vid, (a, b) in deferred_row_sums(live, dots, env, num_warps, spec.tensor_core).items():  # a 2nd copy of p
-        events[a], events[b] = events.get(a, 0.0) + costs[vid], events.get(b, 0.0) - costs[vid]
-    for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
-        stop = end if end > start else start + 1
-        extra = ((remat_events,) if vid in remat else ()) + ((delay_events,) if vid in delayable else ())
-        for ev in (events, *extra):
-            ev[start] = ev.get(start, 0.0) + costs[vid]
-            ev[stop] = ev.get(stop, 0.0) - costs[vid]
-    running, peak, peak_at, read_at_peak, running_remat, firm_peak = 0.0, 0.0, 0, 0.0, 0.0, 0.0
-    running_delay, undelayed_peak = 0.0, 0.0
-    for i in range(len(live.steps) + 1):
-        running += events.get(i, 0.0)
-        running_remat += remat_events.get(i, 0.0)
-        running_delay += delay_events.get(i, 0.0)
-        total = running + transient.get(i, 0.0) + tmem_read.get(i, 0.0)
-        firm_peak = max(firm_peak, total - running_remat)
-        undelayed_peak = max(undelayed_peak, total - running_delay)
-        if total > peak:
-            peak, peak_at, read_at_peak = total, i, total - running - transient.get(i, 0.0)
-    demand = int(math.ceil(peak + model.base))
-    budget = register_budget(spec, num_warps, maxnreg)
-    if budget < demand <= budget * (1 + REMAT_SQUEEZE) and remat:
-        # Recomputing an address (base + row offset + column offset) is cheaper than spilling it: a little
-        # over the budget, ptxas squeezes to it while what cannot be recomputed fits. Measured (Triton 3.9,
-        # sm_90, examples/persistent_matmul.py, B loaded element by element): 64x128x64 w4 241-245 registers,
-        # no spill, where holding every address asks 261 (examples' sm_90 spill F1 0.87 -> 0.91).
-        demand = max(budget, int(math.ceil(firm_peak + model.base)))
-    if delayable:   # a looped sunk group's loads issued late (register_delayed.py)
-        demand = squeezed_demand(demand, budget, math.ceil(undelayed_peak + model.base))
-    at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
-    data_at_peak = sum(costs[v.id] for v in at_peak if v.id in data) + transient.get(peak_at, 0.0) + read_at_peak
-    acc_at_peak = sum(costs[v.id] for v in at_peak if v.id in acc)
-    if model.headroom_share and num_warps == 1 and not maxnreg and demand < ONE_WARP_TARGET:
-        # ptxas sizes its register target by the block: with 32 threads an SM is capped at 32 CTAs = 1,024
-        # threads, so 64 registers cost no occupancy and ptxas uses some of them. Measured (Triton 3.9
-        # layernorm_kernel BLOCK 256 PTX, sm_90): `.reqntid 32` -> 53 registers, the same PTX with
-        # `.reqntid 128` -> 32, neither spilling. How much it takes varies by kernel (softmax and vector add
-        # stay tight, row loops grow 20-50 %); the share is fitted on sm_90 (examples within 20 % 87.2 ->
-        # 88.3 %, suite 79.7 -> 81.6 %), where 1-warp compiles sit at 1.22x the estimate; on sm_80 / sm_100
-        # (1.10-1.11x) the same share lowered the share within 20 %, so it is 0 there.
-        demand = int(round(demand + model.headroom_share * (ONE_WARP_TARGET - demand)))
-    allocated = min(demand, budget)
-    spill = max(0, demand - budget) * 4
-    tiles = sorted((LiveTile(v.name or "tile", "x".join(str(shown(d, env)) for d in v.shape) or "scalar", v.dtype,
-                             costs[v.id], _def_line(live, v.id))
-                    for v in live.live_at(peak_at) if costs[v.id] >= 1.0),
-                   key=lambda t: -t.registers)[:8]
-    peak_line = live.steps[peak_at].op.line if peak_at < len(live.steps) else 0
-    return RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles), complete,
-                            data_at_peak / model.data_scale if model.data_scale else 0.0,
-                            max(0.0, peak - data_at_peak - acc_at_peak), acc_at_peak / model.acc_scale if model.acc_scale else 0.0,
-                            philox.get(peak_at, 0.0))
-
-
-# Philox4x32 (triton/language/random.py, philox_impl): every element's four 32-bit counter words c0..c3 are
-# updated together in each of the ten unrolled rounds, so while `tl.rand` is generated a thread holds four
-# words per element (the seed's key pair is a shared scalar). Measured (Triton 3.9, sm_90, a kernel that only
-# stores tl.rand(seed, offsets), 1 warp): 1/2/4/8/32 elements per thread -> 14/20/30/48/145 registers.
-PHILOX_STATE_WORDS = 4
+    state = RegisterState(live, dots, env, spec, num_warps, maxnreg, num_stages, sink, family, model,
+                          32 * num_warps, loaded)
+    run_passes(REGISTER_PASSES, state, spec, disabled)
+    assert state.estimate is not None
+    return state.estimate
 
 
 def _philox_state(value: Value, env: Mapping[str, Any], threads: int) -> float:
@@ -330,3 +224,402 @@ def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Map
 
 def _def_line(live: Liveness, vid: int) -> int:
     return live.steps[live.intervals[vid][0]].op.line
+
+
+# --- The register model as an ordered pass list -------------------------------------------------------------
+# Each mechanism below is one measured ptxas / Triton behaviour; the function that computes it lives in the
+# module the pass names, with the measurement in its comments. Order matters: a pass sees the costs the
+# passes before it left (the cost passes, then the live-set sweep, then the passes that adjust the demand,
+# then the estimate and the passes that rewrite it).
+
+def _async_operands(s: RegisterState) -> None:
+    s.in_smem |= {v.id for d in s.dots if d.async_mma for v in (*d.pipelined_operands, *d.operand_views)}
+
+
+def _staged_tcgen05_operands(s: RegisterState) -> None:
+    s.in_smem |= staged_async_operands(s.live, s.dots)
+
+
+def _tmem_accumulators(s: RegisterState) -> None:
+    in_tmem = {d.op.result.id for d in s.dots if d.tmem_accumulator and d.op.result is not None}
+    in_tmem |= folded_accumulations(s.live, in_tmem)
+    s.in_tmem = through_merges_and_loops(s.live, in_tmem, s.env)  # if-merged and loop-carried copies stay too
+
+
+def _streamed_values(s: RegisterState) -> None:
+    s.streamed = derived(s.live, "streamed values", lambda: streamed_values(s.live, s.loaded, s.env))
+
+
+def _tile_costs(s: RegisterState) -> None:
+    accumulators = _accumulators(s.live, s.dots, s.env)
+    model, costs = s.model, s.costs
+    for vid, value in s.live.values.items():
+        if vid in s.in_smem or vid in s.in_tmem or vid in s.streamed:
+            costs.zero(vid)
+            continue
+        if is_data(value, vid in s.loaded) or vid in accumulators:
+            cost = tile_cost(value, s.env, s.threads, model, fragment=vid in accumulators)
+            if vid in accumulators:
+                s.acc.add(vid)
+                if cost is not None:
+                    cost *= model.acc_scale
+            else:
+                s.data.add(vid)
+                if cost is not None:
+                    cost *= model.data_scale
+        else:
+            cost = index_cost(value, s.env, s.threads, model)
+        if cost is None:
+            s.complete = False
+            cost = 0.0
+        costs.set(vid, cost)
+
+
+def _constant_splats(s: RegisterState) -> None:
+    for vid in constant_tiles(s.live):
+        s.costs.zero(vid)
+
+
+def _vectorised_offsets(s: RegisterState) -> None:
+    s.costs.set_all(vectorised_offset_costs(s.live, s.env, s.threads, s.costs, s.model.index_vector))
+
+
+def _non_affine_offsets(s: RegisterState) -> None:
+    s.costs.set_all(non_affine_offset_costs(s.live, s.env, s.num_warps))
+
+
+def _tma_descriptors(s: RegisterState) -> None:
+    s.costs.set_all(tma_descriptor_costs(s.live, s.spec.capability))
+
+
+def _unaligned_pointers(s: RegisterState) -> None:
+    s.costs.set_all(unaligned_pointer_costs(s.live, s.env, s.threads))
+
+
+def _element_wise_loads(s: RegisterState) -> None:
+    # element-by-element addresses are rematerialised by ptxas when the budget is short ("address
+    # rematerialisation" below)
+    for vid, cost in element_wise_load_costs(s.live, s.env, s.threads).items():
+        if vid in s.costs and s.costs[vid] > 0.0:  # not held in shared memory or streamed
+            s.costs.set(vid, cost * (s.model.data_scale if vid in s.data else 1.0))
+            if is_pointer(s.live.values[vid].dtype):
+                s.remat.add(vid)
+
+
+def _chained_dots(s: RegisterState) -> None:
+    for vid, factor in chained_replication(s.live, s.dots, s.env, s.num_warps, s.family).items():
+        s.costs.scale(vid, factor)
+
+
+def _carried_streams(s: RegisterState) -> None:
+    # the cap at a value's own tile was measured on dot-free kernels; next to chained dots a value's registers
+    # include copies across warps that tile_cost does not count (tests/test_chained_dots.py)
+    env, threads, model = s.env, s.threads, s.model
+    own_size = None if s.dots else (lambda v: (tile_cost(v, env, threads, model) or 0.0) * model.data_scale)
+    carry_streamed_data(s.live, s.streamed, s.costs, own_size)
+
+
+def _widened_loads(s: RegisterState) -> None:
+    hold_widened_loads_narrow(s.live, s.costs, s.loaded, s.env, s.num_warps)
+
+
+def _in_place_streams(s: RegisterState) -> None:
+    stream_in_place(s.live, s.costs, s.env, s.threads)
+
+
+def _sunk_loads(s: RegisterState) -> None:
+    sink_loads(s.live, s.costs, enabled=s.sink, capability=s.spec.capability, env=s.env, num_warps=s.num_warps)
+
+
+def _delayed_loads(s: RegisterState) -> None:
+    if s.sink:
+        s.delayable = delayable_loads(s.live, s.costs, s.spec.capability)
+
+
+def _short_accumulated_loads(s: RegisterState) -> None:
+    stream_short_accumulated_loads(s.live, s.costs, s.env, s.threads, s.spec.tensor_core)
+
+
+def _windowed_accumulated_loads(s: RegisterState) -> None:
+    window_accumulated_loads(s.live, s.costs, s.spec.tensor_core, s.model.data_scale)
+
+
+def _pipelined_operand_loads(s: RegisterState) -> None:
+    _register_pipelined_loads(s.live, s.dots, s.env, s.num_stages, s.costs)
+
+
+def _unrolled_loads(s: RegisterState) -> None:
+    for vid, copies in unrolled_loads(s.live, s.env, hoist_full_tiles=s.spec.capability >= 90).items():
+        s.costs.scale(vid, copies)
+
+
+def _tmem_epilogue(s: RegisterState) -> None:
+    env, threads, model = s.env, s.threads, s.model
+    s.tmem_read = epilogue_registers(s.live, s.in_tmem, env, threads,
+                                     lambda v: tile_cost(v, env, threads, model, fragment=True) or 0.0)
+
+
+def _reduction_trees(s: RegisterState) -> None:
+    for i, step in enumerate(s.live.steps):
+        if step.is_end or step.op.kind == "dot":
+            continue
+        s.transient[i] = s.transient.get(i, 0.0) + reduction_tree(s.live, i, s.costs)
+
+
+def _philox(s: RegisterState) -> None:
+    for i, step in enumerate(s.live.steps):
+        if step.is_end or step.op.kind != "elementwise" or step.op.attrs.get("fn") not in PHILOX_RESULTS \
+                or step.op.result is None:
+            continue
+        state = _philox_state(step.op.result, s.env, s.threads) * s.model.data_scale
+        s.philox[i] = max(0.0, state - s.costs.get(step.op.result.id, 0.0))
+        s.transient[i] = s.transient.get(i, 0.0) + s.philox[i]
+
+
+def _deferred_row_sums(s: RegisterState) -> None:
+    for vid, (a, b) in deferred_row_sums(s.live, s.dots, s.env, s.num_warps, s.spec.tensor_core).items():
+        s.costs.add_event(a, s.costs[vid])    # a second copy of p
+        s.costs.add_event(b, -s.costs[vid])
+
+
+def _live_set_peak(s: RegisterState) -> None:
+    costs, live = s.costs, s.live
+    events = costs.events
+    remat_events: dict[int, float] = {}
+    delay_events: dict[int, float] = {}
+    for vid, (start, end) in live.intervals.items():  # half-open, see liveness.occupies
+        stop = end if end > start else start + 1
+        extra = ((remat_events,) if vid in s.remat else ()) + ((delay_events,) if vid in s.delayable else ())
+        for ev in (events, *extra):
+            ev[start] = ev.get(start, 0.0) + costs[vid]
+            ev[stop] = ev.get(stop, 0.0) - costs[vid]
+    running, peak, peak_at, read_at_peak, running_remat, firm_peak = 0.0, 0.0, 0, 0.0, 0.0, 0.0
+    running_delay, undelayed_peak = 0.0, 0.0
+    transient, tmem_read = s.transient, s.tmem_read
+    for i in range(len(live.steps) + 1):
+        running += events.get(i, 0.0)
+        running_remat += remat_events.get(i, 0.0)
+        running_delay += delay_events.get(i, 0.0)
+        total = running + transient.get(i, 0.0) + tmem_read.get(i, 0.0)
+        firm_peak = max(firm_peak, total - running_remat)
+        undelayed_peak = max(undelayed_peak, total - running_delay)
+        if total > peak:
+            peak, peak_at, read_at_peak = total, i, total - running - transient.get(i, 0.0)
+    s.peak, s.peak_at, s.read_at_peak, s.firm_peak, s.undelayed_peak = (peak, peak_at, read_at_peak, firm_peak,
+                                                                        undelayed_peak)
+    s.demand = int(math.ceil(peak + s.model.base))
+    s.budget = register_budget(s.spec, s.num_warps, s.maxnreg)
+
+
+def _address_remat(s: RegisterState) -> None:
+    if s.budget < s.demand <= s.budget * (1 + REMAT_SQUEEZE) and s.remat:
+        # Recomputing an address (base + row offset + column offset) is cheaper than spilling it: a little
+        # over the budget, ptxas squeezes to it while what cannot be recomputed fits. Measured (Triton 3.9,
+        # sm_90, examples/persistent_matmul.py, B loaded element by element): 64x128x64 w4 241-245 registers,
+        # no spill, where holding every address asks 261 (examples' sm_90 spill F1 0.87 -> 0.91).
+        s.demand = max(s.budget, int(math.ceil(s.firm_peak + s.model.base)))
+
+
+def _delayed_load_squeeze(s: RegisterState) -> None:
+    if s.delayable:   # a looped sunk group's loads issued late (register_delayed.py)
+        s.demand = squeezed_demand(s.demand, s.budget, math.ceil(s.undelayed_peak + s.model.base))
+
+
+def _one_warp_headroom(s: RegisterState) -> None:
+    model = s.model
+    if model.headroom_share and s.num_warps == 1 and not s.maxnreg and s.demand < ONE_WARP_TARGET:
+        # ptxas sizes its register target by the block: with 32 threads an SM is capped at 32 CTAs = 1,024
+        # threads, so 64 registers cost no occupancy and ptxas uses some of them. Measured (Triton 3.9
+        # layernorm_kernel BLOCK 256 PTX, sm_90): `.reqntid 32` -> 53 registers, the same PTX with
+        # `.reqntid 128` -> 32, neither spilling. How much it takes varies by kernel (softmax and vector add
+        # stay tight, row loops grow 20-50 %); the share is fitted on sm_90 (examples within 20 % 87.2 ->
+        # 88.3 %, suite 79.7 -> 81.6 %), where 1-warp compiles sit at 1.22x the estimate; on sm_80 / sm_100
+        # (1.10-1.11x) the same share lowered the share within 20 %, so it is 0 there.
+        s.demand = int(round(s.demand + model.headroom_share * (ONE_WARP_TARGET - s.demand)))
+
+
+def _register_estimate(s: RegisterState) -> None:
+    live, costs, model, demand, budget, peak_at = s.live, s.costs, s.model, s.demand, s.budget, s.peak_at
+    at_peak = live.live_at(peak_at) if peak_at < len(live.steps) else []
+    data_at_peak = sum(costs[v.id] for v in at_peak if v.id in s.data) + s.transient.get(peak_at, 0.0) \
+        + s.read_at_peak
+    acc_at_peak = sum(costs[v.id] for v in at_peak if v.id in s.acc)
+    allocated = min(demand, budget)
+    spill = max(0, demand - budget) * 4
+    tiles = sorted((LiveTile(v.name or "tile", "x".join(str(shown(d, s.env)) for d in v.shape) or "scalar",
+                             v.dtype, costs[v.id], _def_line(live, v.id))
+                    for v in live.live_at(peak_at) if costs[v.id] >= 1.0),
+                   key=lambda t: -t.registers)[:8]
+    peak_line = live.steps[peak_at].op.line if peak_at < len(live.steps) else 0
+    s.estimate = RegisterEstimate(demand, allocated, budget, demand / budget, spill, peak_line, tuple(tiles),
+                                  s.complete, data_at_peak / model.data_scale if model.data_scale else 0.0,
+                                  max(0.0, s.peak - data_at_peak - acc_at_peak),
+                                  acc_at_peak / model.acc_scale if model.acc_scale else 0.0,
+                                  s.philox.get(peak_at, 0.0))
+
+
+def _philox_serialisation(s: RegisterState) -> None:
+    assert s.estimate is not None
+    s.estimate = apply_philox_serialisation(s.estimate, s.spec, s.num_warps, s.maxnreg)
+
+
+def _spill_collapse(s: RegisterState) -> None:
+    # far over the budget ptxas compiles for full occupancy (32 registers) instead
+    assert s.estimate is not None
+    s.estimate = apply_spill_collapse(s.estimate, s.dots, s.spec, s.num_warps, s.maxnreg)
+
+
+_FAMILIES = ("mma_sync", "wgmma", "tcgen05")
+_FITTED = "benchmarks/fit_registers.py on benchmarks/truth/triton-3.9.json + suite-triton-3.9.json"
+
+REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
+    Pass("async operands in shared memory",
+         "wgmma / tcgen05 dot operands the pipeliner copies to shared memory hold no registers",
+         _async_operands, "placement"),
+    Pass("staged tcgen05 operands",
+         "a register-loaded tcgen05 operand staged through shared memory once per k-step holds no registers",
+         _staged_tcgen05_operands, "register_tmem", families("tcgen05")),
+    Pass("accumulators in tensor memory",
+         "a tcgen05 accumulator (and its folded sums, merges and loop copies) lives in tensor memory",
+         _tmem_accumulators, "register_tmem", families("tcgen05")),
+    Pass("streamed element-wise values",
+         "a single-use element-wise intermediate is computed element by element, never whole",
+         _streamed_values, "register_elementwise"),
+    Pass("tile costs",
+         "every live tile costs its elements per thread × 32-bit words, scaled by the fitted data / accumulator "
+         "factors; address, offset and mask tiles one register set per vector",
+         _tile_costs, "registers", essential=True,
+         constants=(Constant("base", tuple(MODELS[f].base for f in _FAMILIES), "registers (mma_sync, wgmma, "
+                             "tcgen05), added at the peak", _FITTED),
+                    Constant("data_scale", tuple(MODELS[f].data_scale for f in _FAMILIES), "× data-tile words",
+                             _FITTED),
+                    Constant("acc_scale", tuple(MODELS[f].acc_scale for f in _FAMILIES), "× accumulator words",
+                             _FITTED),
+                    Constant("index_vector", tuple(MODELS[f].index_vector for f in _FAMILIES),
+                             "elements per register of an index tile", _FITTED))),
+    Pass("one-trip constant splats",
+         "the variable of a one-trip loop entering as a splat is folded into its readers: no tile",
+         _constant_splats, "register_constants"),
+    Pass("vectorised offsets",
+         "an int64 offset tile of a vectorised access holds one offset per vector", _vectorised_offsets,
+         "register_access"),
+    Pass("non-affine offsets",
+         "a 1-D offset vector that is not affine in the thread index (clamped) holds one register per element",
+         _non_affine_offsets, "register_offsets"),
+    Pass("TMA descriptors",
+         "a tensor descriptor's registers on TMA targets", _tma_descriptors, "register_offsets",
+         Targets(min_capability=90)),
+    Pass("unaligned pointers",
+         "addresses built from a pointer loaded at run time are not vectorised: one 64-bit address per element",
+         _unaligned_pointers, "register_unaligned"),
+    Pass("element-by-element loads",
+         "a load whose pointers are not contiguous holds one address and one register per element",
+         _element_wise_loads, "register_access"),
+    Pass("chained-dot replication",
+         "a short tile of a chained dot (attention's p) is replicated across the warps along M",
+         _chained_dots, "register_chained",
+         constants=(Constant("MMA_ROWS_PER_WARP", MMA_ROWS_PER_WARP, "rows", "m16 of mma.sync (PTX ISA)"),
+                    Constant("MMA_COLS_PER_WARP", MMA_COLS_PER_WARP, "columns", "n8 of mma.sync (PTX ISA)"))),
+    Pass("streamed data carried",
+         "a streamed sum holds at most the registers of the operands it replaces", _carried_streams,
+         "register_elementwise"),
+    Pass("widened loads held narrow",
+         "a widened load reduced row by row keeps its narrow form", _widened_loads, "register_widen"),
+    Pass("in-place streams",
+         "an in-place element-wise update ptxas streams vector by vector (disjoint static offsets)",
+         _in_place_streams, "register_inplace",
+         constants=(Constant("IN_FLIGHT_BYTES", IN_FLIGHT_BYTES, "bytes per thread",
+                             "Triton 3.9 sm_90 suite rope_bwd_inplace_kernel SASS: two 16-B vectors "
+                             "loaded while the previous are stored"),)),
+    Pass("sunk loads",
+         "loads meeting only in an element-wise chain to one store are sunk towards their use; loads streamed "
+         "into a reduction keep a window and the partial sums",
+         _sunk_loads, "register_streams",
+         constants=(Constant("SUNK_MIN_REGS", SUNK_MIN_REGS, "registers", "micro kernels at ≤ 8 fp32 per thread"),
+                    Constant("SUNK_FULL_REGS", SUNK_FULL_REGS, "registers", "micro kernels: a tile this large is "
+                             "held whole"),
+                    Constant("STREAM_WINDOW", STREAM_WINDOW, "registers", "tests/truth/reduced_streams.py, "
+                             "Triton 3.9 sm_90: 55 = 32 partials + 16 + 7"),
+                    Constant("ROW_TREE_PARTIALS", ROW_TREE_PARTIALS, "registers", "tests/truth/reduced_streams.py: "
+                             "x·x over 64 fp32 per thread takes 32"))),
+    Pass("delayed loads",
+         "on sm_80 / sm_100 ptxas issues a looped sunk group's loads late to fit the budget (set found here, "
+         "squeezed below)", _delayed_loads, "register_delayed", Targets(capabilities=DELAYS_SUNK_LOADS)),
+    Pass("short accumulated loads",
+         "an in-loop accumulation of a short loaded row keeps about two 16-byte vectors in flight",
+         _short_accumulated_loads, "register_vectors",
+         constants=(Constant("IN_FLIGHT", IN_FLIGHT, "vectors", "rmsnorm / layernorm at 32 warps, Triton 3.9 "
+                             "(register_vectors.py)"),
+                    Constant("ONE_BY_ONE_MAX", ONE_BY_ONE_MAX, "vectors", "measured at 4; at 8 ptxas issues in "
+                             "pairs"))),
+    Pass("windowed accumulated loads",
+         "an in-loop accumulation holds a window of its loads, not the whole tiles",
+         _windowed_accumulated_loads, "register_streams",
+         constants=(Constant("LOAD_WINDOW_REGS", LOAD_WINDOW_REGS, "registers", "tests/truth/accumulated_loads.py, "
+                             "Triton 3.9 sm_80/sm_90 1 warp: 64/96/168 at 32/64/128 elements per thread"),)),
+    Pass("register-pipelined operand loads",
+         "an operand load the pipeliner keeps in registers is issued num_stages − 1 iterations ahead",
+         _pipelined_operand_loads, "registers"),
+    Pass("unrolled loads",
+         "a fully unrolled tl.static_range loop puts its loads' copies in flight at once", _unrolled_loads,
+         "register_unroll"),
+    Pass("TMEM epilogue reads",
+         "a tcgen05.ld lands a TMEM fragment whole in registers at the reading op (with its row vectors and "
+         "store conversion)", _tmem_epilogue, "register_tmem", families("tcgen05"),
+         constants=(Constant("TCGEN05_LD_MAX_WORDS", TCGEN05_LD_MAX_WORDS, "registers", "the widest tcgen05.ld "
+                             "(.32x32b.x128, PTX ISA)"),
+                    Constant("FOLDED_READ_SHARE", FOLDED_READ_SHARE, "share", "fitted tcgen05 epilogue share "
+                             "(register_tmem.py)"),
+                    Constant("CONVERT_DESTINATION_SHARE", CONVERT_DESTINATION_SHARE, "share", "sm_100 fp32 "
+                             "epilogue stores, Triton 3.9: source + 0.75-0.78 × destination"))),
+    Pass("reduction trees",
+         "a reduction of a tile read again keeps its partial-sum tree beside the tile; a scan keeps "
+         "the inputs it reads while writing", _reduction_trees,
+         "register_streams",
+         constants=(Constant("TREE_SHARE", TREE_SHARE, "× the reduced tile", "Triton 3.9 sm_90 examples/softmax.py fp32, "
+                             "16-128 elements per thread: 4-33 registers above the model without it"),)),
+    Pass("Philox state",
+         "tl.rand holds four 32-bit counter words per element through its ten rounds", _philox, "registers",
+         constants=(Constant("PHILOX_STATE_WORDS", PHILOX_STATE_WORDS, "words per element", "Triton 3.9 sm_90, "
+                             "tl.rand only, 1 warp: 1/2/4/8/32 elements -> 14/20/30/48/145 registers"),)),
+    Pass("deferred row sums",
+         "a tcgen05 row sum of p deferred past the second dot keeps a second copy of p",
+         _deferred_row_sums, "register_tmem", families("tcgen05")),
+    Pass("live-set peak",
+         "sweep the live intervals; the peak plus the fitted base is the demand, against the budget "
+         "min(255, 65536 / threads) or maxnreg",
+         _live_set_peak, "registers", essential=True),
+    Pass("address rematerialisation",
+         "a little over the budget ptxas recomputes element-by-element addresses instead of spilling them",
+         _address_remat, "registers",
+         constants=(Constant("REMAT_SQUEEZE", REMAT_SQUEEZE, "share of the budget", "held-out public kernels: "
+                             "fla chunk_precond_kda_bwd and liger _mhc_post_res_bwd spill beyond it"),)),
+    Pass("delayed-load squeeze",
+         "the demand of a kernel with delayable loads squeezed towards the budget", _delayed_load_squeeze,
+         "register_delayed", Targets(capabilities=DELAYS_SUNK_LOADS)),
+    Pass("one-warp headroom",
+         "with 1 warp ptxas spends part of the registers that cost no occupancy", _one_warp_headroom,
+         "registers", families("wgmma"),
+         constants=(Constant("ONE_WARP_TARGET", ONE_WARP_TARGET, "registers", "65,536 / (32 CTAs × 32 threads)"),
+                    Constant("headroom_share", MODELS["wgmma"].headroom_share, "share", "fitted on sm_90: "
+                             "layernorm_kernel .reqntid 32 -> 53 registers, 128 -> 32"))),
+    Pass("register estimate",
+         "allocated = min(demand, budget); spill bytes from the excess; the largest tiles at the peak",
+         _register_estimate, "registers", essential=True),
+    Pass("Philox serialisation",
+         "ptxas 13 runs independent Philox chains one after another when that reaches full occupancy",
+         _philox_serialisation, "spill_collapse", Targets(min_capability=90),
+         constants=(Constant("PHILOX_SERIAL_LIMIT", PHILOX_SERIAL_LIMIT, "× full-occupancy registers",
+                             "Triton 3.9 tl.rand kernels, 2-8 warps, sm_90/sm_100: serialised up to 1.56, kept "
+                             "at 2.19"),)),
+    Pass("spill collapse",
+         "far over the budget ptxas allocates for full occupancy and sends the rest to local memory",
+         _spill_collapse, "spill_collapse",
+         constants=(Constant("COLLAPSE_RATIO", COLLAPSE_RATIO, "demand / budget", "development suite: collapsed in "
+                             "11 of 16 records at 1.75-2, 6 of 16 at 1.5-1.75"),
+                    Constant("MMA_SYNC_16W_COLLAPSE_RATIO", MMA_SYNC_16W_COLLAPSE_RATIO, "demand / budget",
+                             "benchmarks/probe_register_collapse.py at 16 warps: 6×32 words collapse, 5×32 keep "
+                             "128"),
+                    Constant("REGISTER_GRANULE", REGISTER_GRANULE, "registers", "ptxas allocates in multiples "
+                             "of 8 below 255"))),
+)

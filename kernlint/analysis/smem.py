@@ -13,19 +13,22 @@ Triton 3.6 (docs/design.md, "Ground truth"):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, fits_dead_operand_copy
-from kernlint.analysis.dot_buffers import loop_dot_buffers, multi_dot_loops
+from kernlint.analysis.dot_buffers import (MMA_BARRIER_BYTES, MMA_WAIT_BARRIER_BYTES, TRANSPOSE_SCRATCH_PER_WARP,
+                                           loop_dot_buffers, multi_dot_loops)
 from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
 from kernlint.analysis.loop_trips import static_trips
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.register_tmem import folded_accumulations
-from kernlint.analysis.smem_convert import conversion_scratch
+from kernlint.analysis.passes import Constant, Pass, families, run_passes
+from kernlint.analysis.smem_convert import Conversion, conversion_scratch
 from kernlint.analysis.smem_gather import gather_scratch
 from kernlint.analysis.smem_loops import flattened, mma_waits_on_staged_copy, register_staged_bytes
 from kernlint.analysis.smem_reduce import reduction_scratch
-from kernlint.analysis.smem_swizzle import pad_staged_operand, staged_across_loops
+from kernlint.analysis.smem_swizzle import SWIZZLE_ATOM_BYTES, pad_staged_operand, staged_across_loops
 from kernlint.analysis.smem_types import SmemBuffer, SmemEstimate
 from kernlint.analysis.smem_straight import region_buffers, straight_line_region
 from kernlint.analysis.smem_staged_a import LABEL as STAGED_A
@@ -46,197 +49,317 @@ def _stages_for(loop_stages: int, spec: GpuSpec, async_mma: bool) -> int:
     return max(1, loop_stages - 1)
 
 
-def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
-                  num_warps: int, num_stages: int) -> SmemEstimate:
-    complete = True
-    loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
-    parents = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
-    swizzled_staged = staged_across_loops(dots, spec)
-    per_loop: dict[int | None, list[SmemBuffer]] = {}
+@dataclass(slots=True)
+class SmemState:
+    """What the shared-memory passes (SMEM_PASSES, below) read and build for one (kernel, config, target)."""
+    live: Liveness
+    dots: list[DotPlacement]
+    env: Mapping[str, Any]
+    spec: GpuSpec
+    num_warps: int
+    num_stages: int
+    loop_ops: dict[int, Op]
+    parents: dict[int, int | None]
+    producers: Mapping[int, Op]
+    complete: bool = True
+    per_loop: dict[int | None, list[SmemBuffer]] = field(default_factory=dict)   # loop (None: top) → buffers
+    conversions: list[Conversion] = field(default_factory=list)   # layout-conversion scratch, per converting op
+    timed: set[int | None] = field(default_factory=set)   # loops whose conversions are timed against their copies
+    shared_tile_loops: set[int] = field(default_factory=set)   # loops whose buffers are counted per loaded tile
+    dot_loops: set[int] = field(default_factory=set)
+    # per-dot buffers (dot index, rule order, loop, buffer or None: the loop's group exists), placed in
+    # program order by "dot buffers in program order"
+    dot_buffers: list[tuple[int, int, int | None, SmemBuffer | None]] = field(default_factory=list)
+    region: list[DotPlacement] = field(default_factory=list)
+    region_keys: set[int | None] = field(default_factory=set)
+    scratch: dict[int | None, SmemBuffer] = field(default_factory=dict)   # the largest scratch per loop
+    scratch_fits: Callable[[list[SmemBuffer], SmemBuffer], bool] | None = None
+    straight_reuse: bool = False
+    swizzled_staged: set[int] | None = None
+    total: int = 0
+    buffers: tuple[SmemBuffer, ...] = ()
+    fresh: set[int] = field(default_factory=set)   # TMEM dots whose accumulator is double-buffered
+    estimate: SmemEstimate | None = None
 
-    def loop_stages(loop_id: int) -> tuple[int, bool]:
+    def loop_stages(self, loop_id: int) -> tuple[int, bool]:
         # a tl.static_range loop is unrolled while the kernel is traced: no loop is left to pipeline (Triton
         # 3.9, four unrolled 32×32×64 fp32 dots at 16 warps, num_stages 4: 16,384 B, one copy of A and B)
-        if static_trips(loop_ops[loop_id], env) in (0, 1) or loop_ops[loop_id].attrs.get("loop") == "static_range":
+        op = self.loop_ops[loop_id]
+        if static_trips(op, self.env) in (0, 1) or op.attrs.get("loop") == "static_range":
             # a loop whose constexpr bounds give one iteration is folded away by MLIR's scf.for
             # canonicalisation before the pipeliner runs: nothing is multi-buffered (fla chunk_o.py
             # `for i_v in range(tl.cdiv(V, BV))` with V = BV: 4 tiles × 1 buffer, Triton 3.9 sm_90)
             return 1, True
-        explicit = loop_ops[loop_id].attrs.get("num_stages")
+        explicit = op.attrs.get("num_stages")
         if explicit is not None:
-            value = as_int(explicit.evaluate(env))
+            value = as_int(explicit.evaluate(self.env))
             if value is not None:
                 return value, True
-        return num_stages, False
+        return self.num_stages, False
 
+
+def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
+                  num_warps: int, num_stages: int, disabled: frozenset[str] = frozenset()) -> SmemEstimate:
+    """Run SMEM_PASSES in order (less the `disabled` ones, for ablation) and return the estimate."""
+    loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
+    parents = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
+    state = SmemState(live, dots, env, spec, num_warps, num_stages, loop_ops, parents, producers_of(live))
+    run_passes(SMEM_PASSES, state, spec, disabled)
+    assert state.estimate is not None
+    return state.estimate
+
+
+def _conversions(s: SmemState) -> None:
+    s.conversions += conversion_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability, s.dots)
+
+
+def _gathers(s: SmemState) -> None:
+    s.conversions += gather_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability)
+
+
+def _multi_dot_loops(s: SmemState) -> None:
     # Loops with several dots (attention) count their buffers per loaded tile (kernlint/analysis/dot_buffers.py).
-    shared_tile_loops = multi_dot_loops(dots)
-    producers = producers_of(live)
-    conversions = [*conversion_scratch(live, producers, env, num_warps, spec.capability, dots),  # smem_convert.py
-                   *gather_scratch(live, producers, env, num_warps, spec.capability)]  # smem_gather.py
-    timed: set[int | None] = set()  # loops whose conversions are timed against their unpipelined copies
-    for loop_id in shared_tile_loops:
-        stages, _ = loop_stages(loop_id)
-        own = [(c.step, c.bytes) for c in conversions if c.loop == loop_id and c.step >= 0] if stages <= 1 else []
+    s.shared_tile_loops = multi_dot_loops(s.dots)
+    for loop_id in s.shared_tile_loops:
+        stages, _ = s.loop_stages(loop_id)
+        own = [(c.step, c.bytes) for c in s.conversions if c.loop == loop_id and c.step >= 0] if stages <= 1 else []
         if own:
-            timed.add(loop_id)
-        per_loop[loop_id] = [SmemBuffer(*b) for b in loop_dot_buffers(live, dots, loop_id, env, spec, num_warps,
-                                                                       stages, own)]
-    dot_loops: set[int] = set(shared_tile_loops)
-    counted: set[tuple[int | None, int]] = set()
-    for d in dots:
-        if d.in_loop in shared_tile_loops:
+            s.timed.add(loop_id)
+        s.per_loop[loop_id] = [SmemBuffer(*b) for b in loop_dot_buffers(s.live, s.dots, loop_id, s.env, s.spec,
+                                                                         s.num_warps, stages, own)]
+    s.dot_loops |= s.shared_tile_loops
+
+
+def _own_dots(s: SmemState) -> list[tuple[int, DotPlacement]]:
+    return [(i, d) for i, d in enumerate(s.dots) if d.in_loop not in s.shared_tile_loops]
+
+
+def _pipelined_operands(s: SmemState) -> None:
+    spec = s.spec
+    for i, d in _own_dots(s):
+        if d.in_loop is None or not d.pipelined_operands:
             continue
-        if d.in_loop is not None and d.pipelined_operands:
-            dot_loops.add(d.in_loop)
-            stages, _ = loop_stages(d.in_loop)
-            # sm_100 with an operand the pipeliner keeps in registers (staged once per k-step): the async
-            # operands get num_stages − 1 buffers and the loop one 8-B barrier. Measured (Triton 3.9,
-            # examples/persistent_matmul.py, B offsets clamped by tl.where): 64×64×64 s3 → 2 × 8,192 (A)
-            # + 8,192 (B) + 8 = 24,584 B; 128×64×64 s4 → 3 × 16,384 + 8,192 + 8 = 57,352 B.
-            staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined) \
-                and not mma_waits_on_staged_copy(d, loop_ops, parents, env, spec, stages)
-            buffers = _stages_for(stages, spec, d.async_mma and not staged_b)
-            if d.operand_bytes == 0:
-                complete = False
-            operand_total = buffers * d.operand_bytes
-            if d.tma and not d.async_mma and spec.tensor_core != "mma_sync":
-                operand_total = _tma_fallback_operands(d, stages, buffers, env)
-                per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
-                    "mbarriers", TMA_BARRIER_BYTES * buffers, "TMA barriers, one per buffer", d.op.line))
-            per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
-                "dot operands", operand_total,
-                f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
-                d.op.line))
-        if d.in_loop is not None and (d.computed_operand_bytes or d.feeding_load_bytes or d.operand_scratch_bytes
-                                      or d.invariant_operand_bytes):
-            stages, _ = loop_stages(d.in_loop)
-            group = per_loop.setdefault(d.in_loop, [])
-            if d.feeding_load_bytes and stages > 1:
-                group.append(SmemBuffer("pipelined loads feeding a computed operand",
-                                        (stages - 1) * d.feeding_load_bytes,
-                                        f"{stages - 1} × {d.feeding_load_bytes:,} B", d.op.line))
-            copies = d.computed_operand_bytes
-            if mma_waits_on_staged_copy(d, loop_ops, parents, env, spec, stages):  # smem_loops.py
-                copies += register_staged_bytes(d, env)
-            if copies:
-                group.append(SmemBuffer("computed dot operand", copies, f"1 × {d.computed_operand_bytes:,} B"
-                                        + (" + the previous register-staged copy" if copies > d.computed_operand_bytes
-                                           else ""), d.op.line))
-            if d.invariant_operand_bytes:
-                group.append(SmemBuffer(LOOP_INVARIANT_COMPUTED, d.invariant_operand_bytes,
-                                        f"1 × {d.invariant_operand_bytes:,} B", d.op.line))
-            if d.operand_scratch_bytes:  # computed_operands.py: a register/TMEM operand converted in the loop
-                group.append(SmemBuffer("dot operand conversion", d.operand_scratch_bytes,
-                                        f"{d.operand_scratch_bytes:,} B of layout-conversion scratch", d.op.line))
-            dot_loops.add(d.in_loop)
-        # a tile loaded once and read by several dots is converted once: one shared copy (Triton 3.9, four
-        # straight-line dots over two loaded B tiles, tests/test_smem_scratch_mechanisms.py)
+        s.dot_loops.add(d.in_loop)
+        stages, _ = s.loop_stages(d.in_loop)
+        # sm_100 with an operand the pipeliner keeps in registers (staged once per k-step): the async
+        # operands get num_stages − 1 buffers and the loop one 8-B barrier. Measured (Triton 3.9,
+        # examples/persistent_matmul.py, B offsets clamped by tl.where): 64×64×64 s3 → 2 × 8,192 (A)
+        # + 8,192 (B) + 8 = 24,584 B; 128×64×64 s4 → 3 × 16,384 + 8,192 + 8 = 57,352 B.
+        staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined) \
+            and not mma_waits_on_staged_copy(d, s.loop_ops, s.parents, s.env, spec, stages)
+        buffers = _stages_for(stages, spec, d.async_mma and not staged_b)
+        if d.operand_bytes == 0:
+            s.complete = False
+        operand_total = buffers * d.operand_bytes
+        if d.tma and not d.async_mma and spec.tensor_core != "mma_sync":
+            operand_total = _tma_fallback_operands(d, stages, buffers, s.env)
+            s.dot_buffers.append((i, 0, d.in_loop, SmemBuffer(
+                "mbarriers", TMA_BARRIER_BYTES * buffers, "TMA barriers, one per buffer", d.op.line)))
+        s.dot_buffers.append((i, 0, d.in_loop, SmemBuffer(
+            "dot operands", operand_total,
+            f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
+            d.op.line)))
+
+
+def _computed_operands(s: SmemState) -> None:
+    for i, d in _own_dots(s):
+        if d.in_loop is None or not (d.computed_operand_bytes or d.feeding_load_bytes or d.operand_scratch_bytes
+                                     or d.invariant_operand_bytes):
+            continue
+        stages, _ = s.loop_stages(d.in_loop)
+        s.dot_buffers.append((i, 1, d.in_loop, None))
+        if d.feeding_load_bytes and stages > 1:
+            s.dot_buffers.append((i, 1, d.in_loop, SmemBuffer(
+                "pipelined loads feeding a computed operand", (stages - 1) * d.feeding_load_bytes,
+                f"{stages - 1} × {d.feeding_load_bytes:,} B", d.op.line)))
+        copies = d.computed_operand_bytes
+        if mma_waits_on_staged_copy(d, s.loop_ops, s.parents, s.env, s.spec, stages):  # smem_loops.py
+            copies += register_staged_bytes(d, s.env)
+        if copies:
+            s.dot_buffers.append((i, 1, d.in_loop, SmemBuffer(
+                "computed dot operand", copies, f"1 × {d.computed_operand_bytes:,} B"
+                + (" + the previous register-staged copy" if copies > d.computed_operand_bytes else ""),
+                d.op.line)))
+        if d.invariant_operand_bytes:
+            s.dot_buffers.append((i, 1, d.in_loop, SmemBuffer(
+                LOOP_INVARIANT_COMPUTED, d.invariant_operand_bytes, f"1 × {d.invariant_operand_bytes:,} B",
+                d.op.line)))
+        if d.operand_scratch_bytes:  # computed_operands.py: a register/TMEM operand converted in the loop
+            s.dot_buffers.append((i, 1, d.in_loop, SmemBuffer(
+                "dot operand conversion", d.operand_scratch_bytes,
+                f"{d.operand_scratch_bytes:,} B of layout-conversion scratch", d.op.line)))
+        s.dot_loops.add(d.in_loop)
+
+
+def _invariant_operands(s: SmemState) -> None:
+    # a tile loaded once and read by several dots is converted once: one shared copy (Triton 3.9, four
+    # straight-line dots over two loaded B tiles, tests/test_smem_scratch_mechanisms.py)
+    counted: set[tuple[int | None, int]] = set()
+    for i, d in _own_dots(s):
         staged = sum(b for lid, b in d.staged_loads if (d.in_loop, lid) not in counted) if d.staged_loads \
             else d.staged_bytes
         counted.update((d.in_loop, lid) for lid, _ in d.staged_loads)
         if staged:
-            per_loop.setdefault(d.in_loop, []).append(SmemBuffer(
-                "loop-invariant dot operand", staged, f"1 × {staged:,} B", d.op.line))
-    for loop_id, (nbytes, detail, line) in staged_a_operands(live, dots, producers_of(live), env).items():
-        per_loop.setdefault(loop_id, []).append(SmemBuffer(STAGED_A, nbytes, detail, line))  # smem_staged_a.py
-    # Loads pipelined by an explicit tl.range(num_stages=...) loop without a dot.
-    for step in live.steps:
+            s.dot_buffers.append((i, 2, d.in_loop, SmemBuffer(
+                "loop-invariant dot operand", staged, f"1 × {staged:,} B", d.op.line)))
+
+
+def _place_dot_buffers(s: SmemState) -> None:
+    for _, _, loop_id, buffer in sorted(s.dot_buffers, key=lambda t: (t[0], t[1])):   # stable: rule order kept
+        group = s.per_loop.setdefault(loop_id, [])
+        if buffer is not None:
+            group.append(buffer)
+
+
+def _staged_a(s: SmemState) -> None:
+    for loop_id, (nbytes, detail, line) in staged_a_operands(s.live, s.dots, s.producers, s.env).items():
+        s.per_loop.setdefault(loop_id, []).append(SmemBuffer(STAGED_A, nbytes, detail, line))  # smem_staged_a.py
+
+
+def _pipelined_loads(s: SmemState) -> None:
+    for step in s.live.steps:
         op = step.op
         if step.is_end or op.kind != "load" or not step.loops or op.result is None or not op.result.shape:
             continue
         loop_id = step.loops[-1]
-        if loop_id in dot_loops:
+        if loop_id in s.dot_loops:
             continue
-        stages, explicit = loop_stages(loop_id)
+        stages, explicit = s.loop_stages(loop_id)
         if not explicit or stages < 2:
             continue
-        if invariant_load(op, loop_id, live, producers_of(live)):
+        if invariant_load(op, loop_id, s.live, s.producers):
             # the same address every iteration: not pipelined (Triton 3.9, a [128, 32] fp16 tile re-read in a
             # tl.range(num_stages=5) loop: 256 B in all, where 4 × 8 KiB were counted; test_smem_pipelined_loads)
             continue
-        size = numel(op.result, env)
+        size = numel(op.result, s.env)
         if size is None:
-            complete = False
+            s.complete = False
             continue
         nbytes = int(size * element_bytes(op.result.dtype)) * (stages - 1)
-        per_loop.setdefault(loop_id, []).append(SmemBuffer(
+        s.per_loop.setdefault(loop_id, []).append(SmemBuffer(
             "pipelined load", nbytes, f"{stages - 1} × {size:,} × {element_bytes(op.result.dtype):g} B", op.line))
-    if spec.tensor_core == "tcgen05":
-        for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in dot_loops} - shared_tile_loops:
-            nbytes = SM100_BARRIER_BYTES
-            if any(d.register_pipelined and not mma_waits_on_staged_copy(d, loop_ops, parents, env, spec,
-                                                                            loop_stages(loop_id)[0])
-                   for d in dots if d.in_loop == loop_id) \
-                    or loop_ops[loop_id].attrs.get("loop") == "static_range" \
-                    or static_trips(loop_ops[loop_id], env) in (0, 1):
-                # one 8-B barrier: an operand staged from registers (see the note above), a loop folded away
-                # (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9) or unrolled (static_range)
-                nbytes = TMA_BARRIER_BYTES
-            elif any(d.tma for d in dots if d.in_loop == loop_id):
-                stages, _ = loop_stages(loop_id)  # + one 8-B TMA mbarrier per stage, 16-B aligned
-                nbytes = -(-(SM100_BARRIER_BYTES + TMA_BARRIER_BYTES * stages) // 16) * 16
-            per_loop[loop_id].append(SmemBuffer("mbarriers", nbytes, "pipeline barriers", loop_ops[loop_id].line))
-        if any(d.async_mma and d.in_loop is None for d in dots):
-            # a tcgen05 MMA outside any loop waits on one 8-B mbarrier (tests/truth/chained_dots.py
-            # gemm_gelu_kernel on sm_100: 16,384 B of operands + 8, Triton 3.9)
-            per_loop.setdefault(None, []).append(SmemBuffer("mbarriers", TMA_BARRIER_BYTES, "MMA completion barrier",
-                                                            min(d.op.line for d in dots if d.in_loop is None)))
-    elif spec.tensor_core == "wgmma":
-        for loop_id in {d.in_loop for d in dots if d.tma and d.async_mma and d.in_loop in dot_loops}:
-            stages, _ = loop_stages(loop_id)
-            per_loop[loop_id].append(SmemBuffer("mbarriers", TMA_BARRIER_BYTES * stages, "TMA barriers, one per stage",
-                                                loop_ops[loop_id].line))
-    if spec.tensor_core != "mma_sync":
-        for step in live.steps:
-            staged_store = _tma_store_buffer(step.op, env) if not step.is_end else None
-            if staged_store is not None:
-                per_loop.setdefault(step.loops[-1] if step.loops else None, []).append(staged_store)
+
+
+def _tcgen05_barriers(s: SmemState) -> None:
+    dots, loop_ops = s.dots, s.loop_ops
+    for loop_id in {d.in_loop for d in dots if d.async_mma and d.in_loop in s.dot_loops} - s.shared_tile_loops:
+        nbytes = SM100_BARRIER_BYTES
+        if any(d.register_pipelined and not mma_waits_on_staged_copy(d, loop_ops, s.parents, s.env, s.spec,
+                                                                        s.loop_stages(loop_id)[0])
+               for d in dots if d.in_loop == loop_id) \
+                or loop_ops[loop_id].attrs.get("loop") == "static_range" \
+                or static_trips(loop_ops[loop_id], s.env) in (0, 1):
+            # one 8-B barrier: an operand staged from registers (see the note above), a loop folded away
+            # (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9) or unrolled (static_range)
+            nbytes = TMA_BARRIER_BYTES
+        elif any(d.tma for d in dots if d.in_loop == loop_id):
+            stages, _ = s.loop_stages(loop_id)  # + one 8-B TMA mbarrier per stage, 16-B aligned
+            nbytes = -(-(SM100_BARRIER_BYTES + TMA_BARRIER_BYTES * stages) // 16) * 16
+        s.per_loop.setdefault(loop_id, []).append(SmemBuffer("mbarriers", nbytes, "pipeline barriers",
+                                                             loop_ops[loop_id].line))
+    if any(d.async_mma and d.in_loop is None for d in dots):
+        # a tcgen05 MMA outside any loop waits on one 8-B mbarrier (tests/truth/chained_dots.py
+        # gemm_gelu_kernel on sm_100: 16,384 B of operands + 8, Triton 3.9)
+        s.per_loop.setdefault(None, []).append(SmemBuffer("mbarriers", TMA_BARRIER_BYTES, "MMA completion barrier",
+                                                          min(d.op.line for d in dots if d.in_loop is None)))
+
+
+def _wgmma_tma_barriers(s: SmemState) -> None:
+    for loop_id in {d.in_loop for d in s.dots if d.tma and d.async_mma and d.in_loop in s.dot_loops}:
+        stages, _ = s.loop_stages(loop_id)
+        s.per_loop.setdefault(loop_id, []).append(SmemBuffer("mbarriers", TMA_BARRIER_BYTES * stages,
+                                                             "TMA barriers, one per stage", s.loop_ops[loop_id].line))
+
+
+def _tma_stores(s: SmemState) -> None:
+    for step in s.live.steps:
+        staged_store = _tma_store_buffer(step.op, s.env) if not step.is_end else None
+        if staged_store is not None:
+            s.per_loop.setdefault(step.loops[-1] if step.loops else None, []).append(staged_store)
+
+
+def _straight_line(s: SmemState) -> None:
     # Straight-line dots and those of folded one-trip loops share one timeline (smem_straight.py).
-    region, region_keys, effective, folded = straight_line_region(live, dots, loop_ops, env)
-    if region:
-        for key in region_keys:
-            # the region's timeline holds its staged A tiles too (their own peak added to it over-counted)
-            per_loop[key] = [b for b in per_loop.pop(key, []) if key is None and b.label not in (
-                "loop-invariant dot operand", "mbarriers", STAGED_A)]
-        staged = [(a, z, b) for loop, a, z, b, _ in staged_a_spans(live, dots, producers, env) if loop in region_keys]
-        per_loop[None].extend(SmemBuffer(*b) for b in region_buffers(
-            live, dots, region, [c for c in conversions if c.loop in region_keys and c.step >= 0], effective,
-            folded, env, spec, staged))
-        timed |= region_keys
+    region, region_keys, effective, folded = straight_line_region(s.live, s.dots, s.loop_ops, s.env)
+    if not region:
+        return
+    s.region, s.region_keys = region, region_keys
+    for key in region_keys:
+        # the region's timeline holds its staged A tiles too (their own peak added to it over-counted)
+        s.per_loop[key] = [b for b in s.per_loop.pop(key, []) if key is None and b.label not in (
+            "loop-invariant dot operand", "mbarriers", STAGED_A)]
+    staged = [(a, z, b) for loop, a, z, b, _ in staged_a_spans(s.live, s.dots, s.producers, s.env)
+              if loop in region_keys]
+    s.per_loop.setdefault(None, []).extend(SmemBuffer(*b) for b in region_buffers(
+        s.live, s.dots, region, [c for c in s.conversions if c.loop in region_keys and c.step >= 0], effective,
+        folded, s.env, s.spec, staged))
+    s.timed |= region_keys
+
+
+def _reductions(s: SmemState) -> None:
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
-    scratch: dict[int | None, SmemBuffer] = {}
-    for use in reduction_scratch(live, producers, env, num_warps, spec.capability):  # smem_reduce.py
-        use_loop = None if region and use.loop in region_keys else use.loop
+    for use in reduction_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability):  # smem_reduce.py
+        use_loop = None if s.region and use.loop in s.region_keys else use.loop
         if use_loop != use.loop:
             use = type(use)(use_loop, use.label, use.bytes, use.detail, use.line)
-        if use.loop not in scratch or scratch[use.loop].bytes < use.bytes:
-            scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
-    for conv in conversions:
-        if conv.loop in timed:
+        if use.loop not in s.scratch or s.scratch[use.loop].bytes < use.bytes:
+            s.scratch[use.loop] = SmemBuffer(use.label, use.bytes, use.detail, use.line)
+
+
+def _place_conversions(s: SmemState) -> None:
+    for conv in s.conversions:
+        if conv.loop in s.timed:
             continue
-        if conv.loop not in scratch or scratch[conv.loop].bytes < conv.bytes:
-            scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
-    for loop_id, conv_bytes, line in _row_scaled_tmem_accumulators(dots, producers, env, spec, num_warps):
-        if loop_id not in scratch or scratch[loop_id].bytes < conv_bytes:
-            scratch[loop_id] = SmemBuffer("layout conversion", conv_bytes,
-                                          "row vector moved into the TMEM accumulator's layout", line)
-    _fuse_flattened_epilogue(live, loop_ops, per_loop, scratch, env)
+        if conv.loop not in s.scratch or s.scratch[conv.loop].bytes < conv.bytes:
+            s.scratch[conv.loop] = SmemBuffer("layout conversion", conv.bytes, conv.detail, conv.line)
+
+
+def _row_scaled_tmem(s: SmemState) -> None:
+    for loop_id, conv_bytes, line in _row_scaled_tmem_accumulators(s.dots, s.producers, s.env, s.spec, s.num_warps):
+        if loop_id not in s.scratch or s.scratch[loop_id].bytes < conv_bytes:
+            s.scratch[loop_id] = SmemBuffer("layout conversion", conv_bytes,
+                                            "row vector moved into the TMEM accumulator's layout", line)
+
+
+def _flattened_epilogue(s: SmemState) -> None:
+    _fuse_flattened_epilogue(s.live, s.loop_ops, s.per_loop, s.scratch, s.env)
+
+
+def _dead_operand_copies(s: SmemState) -> None:
+    s.scratch_fits = fits_dead_operand_copy
+
+
+def _straight_line_reuse(s: SmemState) -> None:
+    s.straight_reuse = True
+
+
+def _swizzle_padding(s: SmemState) -> None:
+    s.swizzled_staged = staged_across_loops(s.dots, s.spec)
+
+
+def _peak_over_loops(s: SmemState) -> None:
     best: tuple[SmemBuffer, ...] = ()
     best_total = 0
-    for key in set(per_loop) | set(scratch):
-        group = list(per_loop.get(key, []))
-        if key in scratch and not fits_dead_operand_copy(group, scratch[key]):
-            group.append(scratch[key])
-        if key is None:
-            group = _reuse_after_straight_line_dots(group, dots)
-        group = pad_staged_operand(group, swizzled_staged)
+    for key in set(s.per_loop) | set(s.scratch):
+        group = list(s.per_loop.get(key, []))
+        if key in s.scratch and not (s.scratch_fits is not None and s.scratch_fits(group, s.scratch[key])):
+            group.append(s.scratch[key])
+        if key is None and s.straight_reuse:
+            group = _reuse_after_straight_line_dots(group, s.dots)
+        if s.swizzled_staged is not None:
+            group = pad_staged_operand(group, s.swizzled_staged)
         total = sum(b.bytes for b in group)
         if total > best_total:
             best, best_total = tuple(group), total
-    fresh = _fresh_tmem_accumulators(live, dots, lambda loop_id: loop_stages(loop_id)[0])
-    tmem = _tmem_columns(dots, fresh)
-    return SmemEstimate(best_total, best, tmem, complete)
+    s.buffers, s.total = best, best_total
+
+
+def _double_buffered_tmem(s: SmemState) -> None:
+    s.fresh = _fresh_tmem_accumulators(s.live, s.dots, lambda loop_id: s.loop_stages(loop_id)[0])
+
+
+def _smem_estimate(s: SmemState) -> None:
+    s.estimate = SmemEstimate(s.total, s.buffers, _tmem_columns(s.dots, s.fresh), s.complete)
 
 
 def _row_scaled_tmem_accumulators(dots: list[DotPlacement], producers: Mapping[int, Op], env: Mapping[str, Any],
@@ -406,3 +529,100 @@ def _tmem_columns(dots: list[DotPlacement], fresh: set[int] = frozenset()) -> in
     while alloc < peak:
         alloc *= 2
     return alloc
+
+
+# --- The shared-memory model as an ordered pass list --------------------------------------------------------
+# Buffers are collected per loop (None: top level) and scratch per loop; the estimate is the largest loop's
+# total (Triton's allocator is liveness based, so loops reuse each other's bytes). Order matters: the
+# straight-line region regroups what the dot passes placed, scratch follows the region, and the group
+# rules act when the peak is taken.
+SMEM_PASSES: tuple[Pass[SmemState], ...] = (
+    Pass("layout conversion scratch",
+         "a ttg.convert_layout between two register layouts goes through shared-memory scratch",
+         _conversions, "smem_convert"),
+    Pass("gather scratch",
+         "tl.gather converts its source, index and result into a warp-local layout through shared memory",
+         _gathers, "smem_gather"),
+    Pass("multi-dot loop buffers",
+         "a loop with several dots (attention) allocates its buffers per loaded tile, shared between dots",
+         _multi_dot_loops, "dot_buffers",
+         constants=(Constant("MMA_BARRIER_BYTES", MMA_BARRIER_BYTES, "bytes per tcgen05 MMA",
+                             "Triton 3.9 sm_100 attention TTGIR: one 2 × 8-B mbarrier per MMA of the loop"),
+                    Constant("MMA_WAIT_BARRIER_BYTES", MMA_WAIT_BARRIER_BYTES, "bytes", "Triton 3.9 sm_100: the "
+                             "mbarrier an unpipelined tcgen05 MMA is waited on"),
+                    Constant("TRANSPOSE_SCRATCH_PER_WARP", TRANSPOSE_SCRATCH_PER_WARP, "bytes per warp",
+                             "Triton 3.9 attention backward: conversion scratch of a register-resident "
+                             "transposed operand (dot_buffers.py)"))),
+    Pass("pipelined dot operands",
+         "a dot loop's loaded operands get num_stages buffers on wgmma / tcgen05, num_stages − 1 with cp.async "
+         "(GpuSpec.pipeline_rule); TMA operands of an mma.sync fallback one mbarrier per buffer",
+         _pipelined_operands, "smem",
+         constants=(Constant("TMA_BARRIER_BYTES", TMA_BARRIER_BYTES, "bytes per stage", "Triton 3.9 sm_90 "
+                             "tensor-descriptor matmul: 3 stages +24 B, 4 +32, 5 +40"),)),
+    Pass("computed dot operands",
+         "an operand computed in registers is copied to shared memory once per k-step (plus the loads feeding "
+         "it, pipelined)", _computed_operands, "computed_operands"),
+    Pass("loop-invariant dot operands",
+         "an operand loaded once outside the dot's loop is converted to one shared copy", _invariant_operands,
+         "placement"),
+    Pass("dot buffers in program order",
+         "the per-dot buffers above placed in their loops' groups, dot by dot", _place_dot_buffers, "smem",
+         essential=True),
+    Pass("staged A operands",
+         "an mma.sync A operand computed through tl.where holds one shared copy from its definition to its dot",
+         _staged_a, "smem_staged_a"),
+    Pass("pipelined loads",
+         "loads in a tl.range(num_stages=S) loop without a dot get S − 1 buffers", _pipelined_loads, "smem"),
+    Pass("tcgen05 barriers",
+         "each pipelined tcgen05 dot loop holds its mbarriers (16 B; 8 B when staged from registers or "
+         "unrolled; + one per TMA stage); an MMA outside loops waits on one",
+         _tcgen05_barriers, "smem", families("tcgen05"),
+         constants=(Constant("SM100_BARRIER_BYTES", SM100_BARRIER_BYTES, "bytes per loop", "Triton 3.9 sm_100 "
+                             "matmul: 24,592 = 24,576 + 16"),
+                    Constant("TMA_BARRIER_BYTES", TMA_BARRIER_BYTES, "bytes", "tests/truth/one_trip_loop.py: "
+                             "16,384 + 8 B on sm_100, Triton 3.9"))),
+    Pass("wgmma TMA barriers",
+         "a TMA-fed wgmma loop holds one 8-B mbarrier per stage", _wgmma_tma_barriers, "smem", families("wgmma"),
+         constants=(Constant("TMA_BARRIER_BYTES", TMA_BARRIER_BYTES, "bytes per stage", "Triton 3.9 sm_90 "
+                             "tensor-descriptor matmul: 3 stages +24 B, 4 +32, 5 +40"),)),
+    Pass("TMA store staging",
+         "a tensor-descriptor store stages its tile in one shared buffer", _tma_stores, "smem",
+         families("wgmma", "tcgen05")),
+    Pass("straight-line region",
+         "straight-line dots and those of folded one-trip loops share one timeline of operand copies",
+         _straight_line, "smem_straight"),
+    Pass("reduction and scan scratch",
+         "cross-warp reductions and scans (and a reduced row converted for its store) use scratch sized by the "
+         "operand's blocked layout", _reductions, "smem_reduce"),
+    Pass("conversion scratch in its loop",
+         "each loop's largest conversion scratch joins its group, unless timed against the loop's copies",
+         _place_conversions, "smem", essential=True),
+    Pass("row-scaled TMEM accumulator",
+         "acc * alpha[:, None] on a tcgen05 accumulator at 8 warps moves the row vector through 512 B of scratch",
+         _row_scaled_tmem, "smem", families("tcgen05")),
+    Pass("flattened epilogue",
+         "tl.range(flatten=True) fuses the loop nest: the outer body's scratch reuses a dead staged operand",
+         _flattened_epilogue, "smem_loops"),
+    Pass("dead operand copies",
+         "a loop's scratch fits in the place of an operand copy that is dead after its dot",
+         _dead_operand_copies, "computed_operands"),
+    Pass("reuse after straight-line dots",
+         "the operands of a dot outside loops are dead after it: a later scratch reuses their bytes",
+         _straight_line_reuse, "smem"),
+    Pass("swizzle padding",
+         "a staged tcgen05 operand read by two loops is aligned to the 1,024-B swizzle atom above the barriers",
+         _swizzle_padding, "smem_swizzle", families("tcgen05"),
+         constants=(Constant("SWIZZLE_ATOM_BYTES", SWIZZLE_ATOM_BYTES, "bytes", "8 rows × 128 B of the 128-B "
+                             "swizzle; Triton 3.9 sm_100 causal attention 64×64 w4 s3: 58,368 B, the sum 57,376"),)),
+    Pass("peak over loops",
+         "the estimate is the largest loop group (buffers plus its largest scratch)", _peak_over_loops, "smem",
+         essential=True),
+    Pass("double-buffered TMEM accumulators",
+         "a fresh tcgen05 accumulator of a pipelined loop with several MMAs gets a second buffer while it fits",
+         _double_buffered_tmem, "smem", families("tcgen05")),
+    Pass("tensor-memory columns",
+         "per loop the accumulators' columns, the largest rounded up to a power of two (≥ 32)", _smem_estimate,
+         "smem", essential=True,
+         constants=(Constant("TMEM_COLUMNS", TMEM_COLUMNS, "columns", "tensor memory of one SM (PTX ISA, "
+                             "tcgen05.alloc)"),)),
+)

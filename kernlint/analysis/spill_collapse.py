@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kernlint.analysis.placement import DotPlacement, mma_family
-from kernlint.analysis.registers import PHILOX_STATE_WORDS, RegisterEstimate
+from kernlint.analysis.register_types import PHILOX_STATE_WORDS, RegisterEstimate
 from kernlint.hardware.specs import GpuSpec
 
 # demand / budget from which a dot-free kernel is predicted to collapse (see the module docstring)
