@@ -24,6 +24,12 @@ LAUNCH = ("num_warps", "num_stages", "maxnreg")
 
 def estimate_records(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
     """Pair every compiled truth record with kernlint's estimate for the same kernel, config and target."""
+    return [(r, e) for r, e, _ in estimate_records_with_ir(records)]
+
+
+def estimate_records_with_ir(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any, Any]]:
+    """`estimate_records` with each estimate's kernel graph, so the pair can be estimated again with other
+    settings (benchmarks/ablation.py: `kernlint.analysis.estimate.estimate(ir, e.config, e.target, disabled)`)."""
     from kernlint.api import Settings, lint_paths
 
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -32,7 +38,7 @@ def estimate_records(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any]
             groups[(r["file"], r["kernel"], json.dumps(r["args"], sort_keys=True))].append(r)
     cwd = os.getcwd()
     os.chdir(ROOT)
-    out: list[tuple[dict[str, Any], Any]] = []
+    out: list[tuple[dict[str, Any], Any, Any]] = []
     try:
         for (file, kernel, args_json), recs in sorted(groups.items()):
             args = {k: str(v) for k, v in json.loads(args_json).items()}
@@ -63,7 +69,7 @@ def estimate_records(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any]
                     e = next((v for k, v in by_key.items() if k[:3] == key[:3]
                               and all(dict(k[3]).get(n) == val for n, val in cx.items())), None)
                 if e is not None and e.estimated:
-                    out.append((r, e))
+                    out.append((r, e, analyses[0].ir))
     finally:
         os.chdir(cwd)
     return out
