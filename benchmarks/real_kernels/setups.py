@@ -197,4 +197,31 @@ def setup(name: str, shape: dict[str, Any], stage: Path):  # noqa: C901 - one br
             rs = 1 / torch.sqrt(xf.pow(2).sum(-1) + eps)
             return [xf * rs[:, None], rs]
         return launch, [y, r], ref
+    if name == "gemlite.gemm_a16w8":
+        # GemLiteLinear's A16W8 layout (pack() with int8 weights and one scale per output channel): W_q is the
+        # [N, K] int8 weight transposed (not contiguous), scales [1, N]; channel_scale_mode 1, W_group_mode 0
+        import triton.language as tl
+        M, N, K = shape["M"], shape["N"], shape["K"]
+        x = torch.randn(M, K, device=dev, dtype=bf)
+        wq = torch.randint(-127, 128, (N, K), device=dev, dtype=torch.int8)
+        scales = (0.002 + 0.004 * torch.rand(N, device=dev)).to(bf).view(N, -1).t().contiguous()
+        zeros = torch.tensor([[]], dtype=torch.int32, device=dev)
+        b = wq.t()
+        c = torch.empty(M, N, device=dev, dtype=bf)
+        expect = (x.float() @ wq.float().t()) * scales.float()
+        m_closest = min(1 << (M - 1).bit_length(), 4096)   # utils.get_closest_m for power-of-two M (a key only)
+
+        def launch(cf):
+            kw = cf["kwargs"]
+            bm, bn, bk = kw["BLOCK_SIZE_M"], kw["BLOCK_SIZE_N"], kw["BLOCK_SIZE_K"]
+            grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+            return fn[grid](x, b, c, scales, zeros, None, M, N, K, m_closest, 8, K, 255, 1, 1008, 2, 1,
+                            x.stride(0), x.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), None, None,
+                            scales.stride(0), scales.stride(1), False, input_dtype=tl.bfloat16,
+                            output_dtype=tl.bfloat16, acc_dtype=tl.float32, meta_dtype=tl.bfloat16,
+                            channel_scale_mode=1, W_group_mode=0, zero_is_scalar=False, data_contiguous=False,
+                            GROUP_SIZE_M=8, NUM_STAGES=cf["num_stages"], EVEN_M=M % bm == 0, EVEN_N=N % bn == 0,
+                            EVEN_K=K % bk == 0, use_tma=False, use_5d_scales=False, warp_specialize=False,
+                            **opts(cf))
+        return launch, [c], lambda: [expect]
     raise KeyError(name)

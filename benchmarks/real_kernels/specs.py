@@ -12,10 +12,14 @@ UNSLOTH = "unsloth-2026.10.9-py3-none-any.whl"
 MAMBA = "mamba_ssm-2.3.2.post1.tar.gz/mamba_ssm-2.3.2.post1"
 GEMS = "flag_gems-5.0.2-py3-none-any.whl"
 FLA = "fla_core-0.6.0-py3-none-any.whl"
+GEMLITE = "gemlite-0.6.0.post2.tar.gz/gemlite-0.6.0.post2"
+# helper jit functions that extracted kernels import, each staged as a file of its own under its module name:
 # flag_gems kernels call `tle.program_id` (flag_gems.utils.triton_lang_extension: the program id as int64);
-# that module's jit functions are staged as a file of their own and imported under the same name
-GEMS_TLE = dict(module="flag_gems_tle", src=f"{GEMS}/flag_gems/utils/triton_lang_extension.py",
-                names=["program_id", "num_programs"])
+# gemlite's GEMM takes its tile swizzle, masked load and dequantisation from triton_kernels/utils.py
+HELPERS = [dict(module="flag_gems_tle", src=f"{GEMS}/flag_gems/utils/triton_lang_extension.py",
+                names=["program_id", "num_programs"]),
+           dict(module="gemlite_utils", src=f"{GEMLITE}/gemlite/triton_kernels/utils.py",
+                names=["load_ptr", "swizzle_tile", "linear_tile", "dequantize"])]
 BF16 = ["--arg", "*bf16"]
 
 
@@ -81,6 +85,15 @@ KERNELS: dict[str, dict[str, Any]] = {
                                     kernel="rms_norm_loop_kernel", tunable=["TILE_N"],
                                     shapes=[dict(M=8192, N=5120), dict(M=8192, N=8192), dict(M=4096, N=16384)],
                                     args=["out_ptr=*bf16", "INV_RMS=*fp32", "in_ptr=*bf16", "w_ptr=*bf16"]),
+    "gemlite.gemm_a16w8": dict(src=f"{GEMLITE}/gemlite/triton_kernels/gemm_kernels.py", extract=True,
+                               jit_only=True, module="gemlite_gemm", kernel="gemm_INT_kernel",
+                               prelude=["from gemlite_utils import dequantize, linear_tile, load_ptr, swizzle_tile",
+                                        "BLOCK_QUANT_SIZE = 128"],
+                               tunable=["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "A_load_order"],
+                               shapes=[dict(M=4096, N=4096, K=4096), dict(M=8192, N=14336, K=4096),
+                                       dict(M=1024, N=4096, K=14336)],
+                               args=["a_ptr=*bf16", "b_ptr=*i8", "c_ptr=*bf16", "scales_ptr=*bf16", "stride_ak=1",
+                                     "stride_bk=1", "stride_cn=1"]),
     "fla.rms_norm": dict(src=f"{FLA}/fla/modules/norm/layernorm.py", extract=True, jit_only=True,
                          module="fla_layernorm", kernel="layer_norm_fwd_kernel_row", tunable=["BD"],
                          shapes=[dict(T=8192, D=4096), dict(T=16384, D=2048), dict(T=4096, D=8192)],
@@ -117,6 +130,37 @@ GEMS_MM = [(64, 64, 64, 5, 4), (64, 128, 64, 3, 4), (64, 64, 128, 4, 8), (64, 12
            (256, 128, 32, 4, 8)]
 
 
+# gemlite's "fast" GEMM autotune list for NVIDIA (get_fast_autotune_config_nvidia, AUTOTUNE.GEMM = "fast"):
+# (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, A_load_order, num_warps, num_stages), GROUP_SIZE_M 8 throughout
+GEMLITE_FAST = [(64, 64, 64, 0, 4, 5), (64, 128, 32, 2, 8, 5), (64, 128, 64, 0, 4, 5), (64, 128, 128, 2, 4, 5),
+                (64, 128, 128, 2, 4, 5), (64, 128, 256, 0, 4, 5), (64, 256, 64, 2, 8, 5), (64, 256, 128, 0, 8, 5),
+                (128, 128, 128, 2, 4, 5), (128, 128, 128, 2, 4, 5), (128, 128, 128, 0, 8, 5),
+                (128, 128, 128, 0, 8, 5), (128, 128, 128, 2, 8, 5), (128, 128, 128, 2, 8, 5),
+                (128, 256, 128, 2, 8, 5), (128, 128, 256, 2, 4, 5), (128, 128, 256, 0, 8, 5),
+                (128, 128, 256, 2, 4, 5), (64, 32, 256, 0, 4, 5), (64, 128, 256, 2, 4, 5), (128, 256, 128, 0, 8, 5),
+                (32, 128, 128, 0, 4, 5), (32, 128, 256, 0, 4, 5)]
+H200_SMEM_OPTIN = 232448   # bytes: what Triton's driver reports as max_shared_mem on sm_90
+
+
+def gemlite_pruned(shape: dict[str, Any]) -> list[tuple[int, int, int, int, int, int]]:
+    """gemlite's kernel_config_pruner for int8 weights (elements_per_sample 1), channel-wise scales
+    (group_size = K), no cached config (its configs/ ship none for an H200): BLOCK_SIZE_M clamped by M,
+    N/K tiles capped by the problem, num_stages lowered until its shared-memory estimate fits, duplicates
+    dropped. (m, n, k, A_load_order, num_warps, num_stages)."""
+    m_, n_, k_ = shape["M"], shape["N"], shape["K"]
+    out: list[tuple[int, int, int, int, int, int]] = []
+    for bm, bn, bk, a, w, st in GEMLITE_FAST:
+        bm = 16 if m_ <= 16 else min(max(bm, 16), 32) if m_ <= 32 else min(max(bm, 32), 64) if m_ <= 64 \
+            else min(max(bm, 64), 128) if m_ <= 128 else min(max(bm, 64), 256)
+        bn, bk = next_pow2(min(n_, bn)), next_pow2(min(k_, bk))
+        bk = max(min(bk, k_), 32)
+        while st > 1 and (bm * bk * 2 + bk * bn * 1) * max(st - 1, 1) > H200_SMEM_OPTIN:
+            st -= 1
+        if (bm, bn, bk, a, w, st) not in out:
+            out.append((bm, bn, bk, a, w, st))
+    return out
+
+
 def gems_softmax_inner(n: int) -> tuple[int, int]:
     """flag_gems' softmax_inner heuristics (_nvidia/heuristics_config_utils.py): TILE_N, num_warps."""
     tile = next_pow2(n) if n <= 32 * 1024 else 4096
@@ -132,7 +176,8 @@ def block(name: str, shape: dict[str, Any]) -> int | None:
     """The one block size the launch code computes (whole-row kernels), None where it is free."""
     if name == "mamba.layer_norm":
         return min(65536 // 2, next_pow2(shape["N"]))
-    if name in ("unsloth.geglu_exact", "flag_gems.mm", "flag_gems.rms_norm_loop", "fla.l2norm"):
+    if name in ("unsloth.geglu_exact", "flag_gems.mm", "flag_gems.rms_norm_loop", "fla.l2norm",
+                "gemlite.gemm_a16w8"):
         return None
     if name == "flag_gems.softmax":
         return gems_softmax_inner(shape["N"])[0]
@@ -157,6 +202,9 @@ def author_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
         return [cfg({"BLOCK_SIZE": 1024}, 4, 3)]
     if name == "flag_gems.mm":
         return [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, w, st) for m, n, k, st, w in GEMS_MM]
+    if name == "gemlite.gemm_a16w8":
+        return [cfg({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "A_load_order": a}, w, st)
+                for m, n, k, a, w, st in gemlite_pruned(shape)]
     if name == "flag_gems.softmax":   # @triton.heuristics: TILE_N, ONE_TILE_PER_CTA (derived), num_warps
         t, w = gems_softmax_inner(shape["N"])
         return [cfg({"TILE_N": t}, w, 3)]
@@ -192,6 +240,10 @@ def grid_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
                     if m * n > 128 * 256:
                         continue
                     out += [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, w, st) for w in (4, 8) for st in (3, 4)]
+    elif name == "gemlite.gemm_a16w8":   # N and K are constexprs: every config compiles once per shape
+        for m, n, k in ((128, 128, 64), (128, 256, 64), (256, 128, 64), (64, 256, 64)):
+            out += [cfg({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "A_load_order": 0}, w, st)
+                    for w in (4, 8) for st in (3, 4)]
     elif name in ("flag_gems.softmax", "flag_gems.rms_norm_loop"):
         top = min(next_pow2(shape["N"]), 32768 if name == "flag_gems.softmax" else 16384)
         stages = (1, 3) if name == "flag_gems.softmax" else (1, 2, 3)
@@ -260,7 +312,11 @@ def extract_jit(source: str, names: list[str], jit_only: bool = False, prelude: 
         if n in want or n not in top:
             continue
         want.append(n)
-        todo += [x.id for x in ast.walk(top[n]) if isinstance(x, ast.Name)]
+        node = top[n]
+        parts_ = [node]
+        if jit_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):   # not the dropped decorators
+            parts_ = [node.args, *node.body, *node.decorator_list[-1:]]
+        todo += [x.id for part in parts_ for x in ast.walk(part) if isinstance(x, ast.Name)]
     keep = {id(top[n]) for n in want}
     lines = source.splitlines()
     parts = ["import math", "import torch", "import triton", "import triton.language as tl", *(prelude or [])]
@@ -291,7 +347,8 @@ def stage(root: Path) -> None:
             if not out.exists():
                 shutil.copytree(src / k["root"] / pkg, out, ignore=shutil.ignore_patterns(
                     "*.so", "*.cu", "*.cpp", "*.h", "__pycache__", "*.pyc", "*.md"))
-    tle = extract_jit((src / GEMS_TLE["src"]).read_text(), GEMS_TLE["names"], jit_only=True)
-    (dst / "extracted" / f"{GEMS_TLE['module']}.py").write_text(tle)
+    for h in HELPERS:
+        text = extract_jit((src / h["src"]).read_text(), h["names"], jit_only=True)
+        (dst / "extracted" / f"{h['module']}.py").write_text(text)
     total = sum(f.stat().st_size for f in dst.rglob("*") if f.is_file())
     print(f"staged {len(list(dst.rglob('*.py')))} python files, {total / 1e6:.1f} MB in {dst}")
