@@ -121,7 +121,9 @@ def calculate_settings(n: int) -> tuple[int, int]:
 
 # flag_gems' `mm` autotune list on an H200: runtime.get_tuned_config("mm") reads the arch-specialised
 # flag_gems/runtime/backend/_nvidia/hopper/tune_configs.yaml of the wheel (the same 22 entries as the
-# vendor-wide _nvidia/tune_configs.yaml): (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps)
+# vendor-wide _nvidia/tune_configs.yaml): (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps). The kernel timed
+# is the portable ops/mm.py `mm_kernel_general` that list drives; on sm_90 with Triton >= 3.5 flag_gems'
+# hopper backend sends TMA-aligned fp16/bf16 inputs to a host-descriptor kernel with a generated list instead.
 GEMS_MM = [(64, 64, 64, 5, 4), (64, 128, 64, 3, 4), (64, 64, 128, 4, 8), (64, 128, 128, 4, 8), (64, 64, 64, 4, 4),
            (64, 64, 128, 3, 4), (64, 128, 64, 4, 4), (128, 128, 32, 5, 8), (128, 128, 32, 4, 8),
            (32, 64, 256, 4, 4), (16, 64, 256, 4, 4), (16, 64, 64, 5, 2), (16, 64, 128, 4, 2),
