@@ -14,6 +14,7 @@ the author's values, a looped block other than the launch's) is marked `in_autho
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import itertools
 import math
 from collections import Counter
@@ -24,8 +25,8 @@ from typing import Any
 from kernlint.analysis.configs import ConfigPoint
 from kernlint.analysis.estimate import KernelEstimate, estimate, shape_symbols
 from kernlint.hardware.specs import GpuSpec
-from kernlint.recommend.model import Score, kernel_work, score
-from kernlint.recommend.ranking import finish, incumbent, kernel_kind, rank
+from kernlint.recommend.model import Score, Work, kernel_work, score, score_floor
+from kernlint.recommend.ranking import NEAR_TIE, finish, incumbent, kernel_kind, rank
 from kernlint.frontend.host_facts import KernelSource, check_asserts, evaluate_grid, read_kernel_source
 
 WARPS = (1, 2, 4, 8, 16, 32)
@@ -89,6 +90,7 @@ class Recommendation:
     author_configs: list[Candidate] = field(default_factory=list)   # every author config that evaluates
     author_floor_us: float | None = None  # modelled time of the author config the model ranks first
     notes: list[str] = field(default_factory=list)   # `--verify`: what was verified, dropped or not verified
+    pruned: int = 0      # configs not estimated: their time floor ranks them below the top_k (core._search)
 
 
 @dataclass
@@ -263,25 +265,167 @@ def _estimate_once(kernel: Any, spec: GpuSpec, values: dict[str, Any], nw: int, 
 
 
 def _evaluate(kernel: Any, src: KernelSource, spec: GpuSpec, values: dict[str, Any], nw: int, ns: int,
-              bucket: Mapping[str, Any], rejected: Counter[str] | None = None) -> Candidate | None:
+              bucket: Mapping[str, Any], rejected: Counter[str] | None = None,
+              works: _Works | None = None) -> Candidate | None:
     est = _estimate_once(kernel, spec, values, nw, ns)
     why = infeasible_reason(est)
     if why:
         if rejected is not None:
             rejected[why] += 1
         return None
-    env = {**bucket, **values}
-    work = kernel_work(kernel.ir, src, env, ns, nw)
-    ctas = evaluate_grid(src, env)
+    work, ctas = (works or _Works(kernel, src, bucket)).get(values, nw, ns)
     if ctas is None and work.stored:
         # The grid does not evaluate (a host variable, a closure): scored alone, one CTA's time made the
         # smallest tile look fastest. Every config writes the same output, so assume a launch writing
         # ASSUMED_OUTPUT_BYTES and as many CTAs as that takes: configs compare per byte of output.
-        ctas = max(1, round(ASSUMED_OUTPUT_BYTES / work.stored))
+        ctas = _assumed_ctas(work)
         sc = score(est, work, spec, ctas)
         note = f"grid unknown: assumed {ctas:,} CTAs, a launch writing {ASSUMED_OUTPUT_BYTES >> 20} MiB"
         return Candidate(values, nw, ns, est, dataclasses.replace(sc, notes=(*sc.notes, note)))
     return Candidate(values, nw, ns, est, score(est, work, spec, ctas))
+
+
+def _assumed_ctas(work: Work) -> int:
+    return max(1, round(ASSUMED_OUTPUT_BYTES / work.stored))
+
+
+class _Works:
+    """`kernel_work` and the grid of each config of one bucket, computed once per (constexprs, num_warps):
+    the work reads num_stages only to say whether a loop feeding a dot is pipelined (num_stages >= 2), so the
+    other stage counts take the 2-stage work with that flag set (model.kernel_work's last line)."""
+
+    def __init__(self, kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> None:
+        self.kernel, self.src, self.bucket = kernel, src, bucket
+        self._work: dict[Any, Work] = {}
+        self._grid: dict[Any, int | None] = {}
+
+    def get(self, values: dict[str, Any], nw: int, ns: int) -> tuple[Work, int | None]:
+        env = {**self.bucket, **values}
+        try:
+            key: Any = frozenset((k, type(v), v) for k, v in values.items())
+            hash(key)
+        except TypeError:   # an unhashable constexpr value: computed each time
+            return kernel_work(self.kernel.ir, self.src, env, ns, nw), evaluate_grid(self.src, env)
+        work = self._work.get((key, nw))
+        if work is None:
+            work = self._work[(key, nw)] = kernel_work(self.kernel.ir, self.src, env, 2, nw)
+        if ns < 2 and work.pipelined:
+            work = dataclasses.replace(work, pipelined=False)
+        if key not in self._grid:
+            self._grid[key] = evaluate_grid(self.src, env)
+        return work, self._grid[key]
+
+
+@dataclass
+class _Point:
+    order: int                  # position in the search order (the order candidates and rejections are listed in)
+    values: dict[str, Any]
+    outside: dict[str, str]
+    num_warps: int
+    num_stages: int
+
+
+class _Bar:
+    """What a config's modelled time must reach for it to enter the top `k` of the ranking.
+
+    `ranking.rank` orders by (spills, modelled time to 3 decimals, ...), re-orders the leaders within NEAR_TIE of
+    the fastest, folds configs that only num_stages tells apart (`collapse_stage_variants`) and keeps `k`. With
+    `k` non-spilling candidates of distinct (constexprs, num_warps) found, a config whose modelled time is
+    certainly above the k-th of their best times (after rounding) and above the leaders' window ranks after
+    all `k` of them, so it is cut from the list whatever its estimate: such a config is not estimated."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.heap: list[tuple[float, Any]] = []   # (-best time, key) of the k fastest keys
+        self.inside: dict[Any, float] = {}
+        self.fastest = math.inf
+
+    def add(self, key: Any, time_us: float) -> None:
+        self.fastest = min(self.fastest, time_us)
+        if key in self.inside:
+            if time_us < self.inside[key]:
+                self.inside[key] = time_us
+                self.heap = [(-t, k) for k, t in self.inside.items()]
+                heapq.heapify(self.heap)
+            return
+        if len(self.heap) < self.k:
+            self.inside[key] = time_us
+            heapq.heappush(self.heap, (-time_us, key))
+        elif time_us < -self.heap[0][0]:
+            _, out = heapq.heapreplace(self.heap, (-time_us, key))
+            del self.inside[out]
+            self.inside[key] = time_us
+
+    def beyond(self, floor_us: float) -> bool:
+        """Every config whose time is at least `floor_us` ranks after the k kept ones."""
+        if len(self.heap) < self.k:
+            return False
+        bar = max(-self.heap[0][0], self.fastest * (1 + NEAR_TIE))
+        # 1e-9: the floor is `score`'s arithmetic in another order, equal up to rounding of the last bits
+        return round(floor_us * (1 - 1e-9), 3) > round(bar, 3)
+
+
+def _search(kernel: Any, src: KernelSource, spec: GpuSpec, env: Mapping[str, Any], points: list[_Point],
+            top_k: int, events: list[tuple[int, str]], rec: Recommendation) -> list[Candidate]:
+    """The feasible candidates among `points` that can reach the top `top_k`, in search order; every rejection
+    counted in `rec.rejected` in search order.
+
+    Configs are estimated in the order of their time floor (`model.score_floor`, from the work alone), so
+    the bar (`_Bar`) drops fast; once the next floor is beyond it, no later config can enter the ranking and
+    the rest are not estimated (`rec.pruned`). The ranked list is the one a search estimating every config
+    gives (tests/recommend/test_search_bound.py compares them). A config whose fewer stages were over the
+    shared-memory limit is over it too (shared memory never shrinks with num_stages, an invariant
+    benchmarks/fuzz.py checks): it is not estimated."""
+    works = _Works(kernel, src, env)
+    floors: list[float] = []
+    if PRUNE:
+        known: dict[tuple[int, int, int], float] = {}   # stage counts that leave the work unpipelined: one floor
+        for p in points:
+            work, ctas = works.get(p.values, p.num_warps, p.num_stages)
+            if ctas is None and work.stored:
+                ctas = _assumed_ctas(work)
+            key = (id(p.values), p.num_warps, p.num_stages if work.pipelined else 0)
+            if key not in known:
+                known[key] = score_floor(work, spec, p.num_warps, p.num_stages, ctas)
+            floors.append(known[key])
+        order = sorted(range(len(points)), key=lambda i: (floors[i], i))
+    else:
+        order = list(range(len(points)))
+    bar = _Bar(top_k)
+    over: dict[tuple[int, int], int] = {}   # (id of the constexprs, num_warps) -> fewest stages over the limit
+    found: list[tuple[int, Candidate]] = []
+    for n, i in enumerate(order):
+        p = points[i]
+        if PRUNE and bar.beyond(floors[i]):
+            rec.pruned = len(order) - n   # the floors ascend: every later config is beyond the bar too
+            break
+        group = (id(p.values), p.num_warps)
+        if over.get(group, p.num_stages) < p.num_stages:
+            events.append((p.order, SMEM_OVER))
+            continue
+        why: Counter[str] = Counter()
+        c = _evaluate(kernel, src, spec, p.values, p.num_warps, p.num_stages, env, why, works)
+        if c is None:
+            reason = next(iter(why), None)
+            if reason is not None:
+                events.append((p.order, reason))
+                if reason == SMEM_OVER:
+                    over[group] = min(over.get(group, p.num_stages), p.num_stages)
+            continue
+        c.in_author_space = not p.outside
+        c.outside = p.outside
+        found.append((p.order, c))
+        spill = c.estimate.registers.spill_bytes if c.estimate.registers else 0
+        if not spill:
+            bar.add(group, c.score.time_us)
+    for _, why_ in sorted(events):
+        rec.rejected[why_] += 1
+    return [c for _, c in sorted(found, key=lambda oc: oc[0])]
+
+
+# Skip configs the time floor rules out (`_search`); False estimates every config (the reference the tests
+# compare the pruned search with)
+PRUNE = True
 
 
 def bucket_env(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> dict[str, Any]:
@@ -332,34 +476,23 @@ def recommend(kernel: Any, spec: GpuSpec, bucket: Mapping[str, Any], top_k: int 
         rec.reason = "the model does not cover: " + "; ".join(u.construct for u in kernel.ir.unmodelled[:3])
     rec.kind = kernel_kind(kernel.ir)
     names = list(space.tunable)
-    cands: list[Candidate] = []
+    points: list[_Point] = []
+    events: list[tuple[int, str]] = []   # (search order, why): rejections, counted in search order at the end
     for combo in itertools.product(*(space.tunable[n] for n in names)):
         values = {**space.fixed, **dict(zip(names, combo))}
         if not _relations_ok(values, space.relations):
-            rec.rejected["outside the author's relations"] += 1
+            events.append((len(points) + len(events), "outside the author's relations"))
             continue
         bad = check_asserts(src, values)
         if bad:
-            rec.rejected[bad] += 1
+            events.append((len(points) + len(events), bad))
             continue
         outside = outside_author_space(values, space)
         for nw in WARPS:
-            over = False   # an earlier (fewer) stage count of this config was over the shared-memory limit
             for ns in sorted(space.stages):
                 rec.searched += 1
-                if over:
-                    # shared memory never shrinks with num_stages (an invariant benchmarks/fuzz.py checks on
-                    # generated kernels), so deeper pipelines of an over-limit config are over it too: not
-                    # estimated again (a kernel with 3 block sizes spent most of its search on such configs)
-                    rec.rejected[SMEM_OVER] += 1
-                    continue
-                before = rec.rejected[SMEM_OVER]
-                c = _evaluate(kernel, src, spec, values, nw, ns, env, rec.rejected)
-                over = rec.rejected[SMEM_OVER] > before
-                if c is not None:
-                    c.in_author_space = not outside
-                    c.outside = outside
-                    cands.append(c)
+                points.append(_Point(len(points) + len(events), values, outside, nw, ns))
+    cands = _search(kernel, src, spec, env, points, top_k, events, rec)
     authors = []
     for p in space.author_points:
         p = launch_point(p, src, env)

@@ -360,3 +360,69 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
                      f"(measured {FULL_CARVEOUT_PENALTY:.0%} slower on the H200)")
     return Score(LAUNCH_US + waves * wave, terms, waves, ctas, bound, tuple(notes),
                  wide_ties=not work.flops and not work.loop_reduces)
+
+
+def score_floor(work: Work, spec: GpuSpec, num_warps: int, num_stages: int, ctas: int | None) -> float:
+    """A lower bound of `score(est, work, spec, ctas).time_us` over every estimate of a config with these warps
+    and stages, from the work alone: the search (kernlint.recommend.core) skips the estimate of a config whose
+    bound cannot reach the candidates it has to beat.
+
+    `score` reads four things from the estimate: CTAs per SM (here every count from 1 to the cap that threads
+    and the CTA limit allow, the least time kept), the tensor-core efficiency of the dots (≤ 1: taken as 1),
+    spilled bytes (≥ 0: taken as 0) and the carve-out penalty (≥ 1: taken as 1). Every term `score` adds is
+    non-negative and grows with what it is given, so the bound is `score`'s own arithmetic with those four
+    at their best. tests/recommend/test_search_bound.py checks it against `score` on every config of sweeps."""
+    tc = TC_TFLOPS.get(spec.capability, 300.0) * 1e12 / spec.sms
+    bw = dram_bytes_per_s(spec) / spec.sms
+    need = bw * DRAM_LATENCY_US * 1e-6
+    lanes = 128 * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3
+    l1_rate = L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3
+    depth = max(1, num_stages - 1) if work.pipelined else 1
+    if work.pipelined:
+        latency0 = work.serial * DRAM_LATENCY_US / depth + CTA_OVERHEAD_US
+    else:
+        per_thread = work.iter_elems / (32 * num_warps)
+        per_elem = REDUCING_ITER_PER_ELEM_US if work.loop_reduces else ITER_PER_ELEM_US
+        barriers = BLOCK_REDUCTION_US * work.loop_barriers * math.log2(num_warps)
+        latency0 = work.serial * (ITER_BASE_US + per_elem * per_thread + barriers) + CTA_OVERHEAD_US
+    scalar = not work.pipelined and work.scalar_excess and not work.loop_reduces
+    if work.block_reductions and num_warps > 1:
+        latency0 += BLOCK_REDUCTION_US * work.block_reductions * math.log2(num_warps)
+    segments = work.segments and not work.pipelined and sum(b for b, _ in work.segments) > 0
+    cap = max(1, min(spec.max_ctas_per_sm, spec.max_warps_per_sm // num_warps))
+    best = math.inf
+    # At a fixed number of waves every term grows with the CTAs resident per SM (more CTAs, more work per
+    # wave; the memory efficiency grows slower than the bytes; L2 re-reads hit less), so the least time over
+    # the CTA counts is at the first count of each wave count: only those are evaluated. Past
+    # ceil(ctas / SMs) nothing changes; with the grid unknown, one CTA per SM is the least.
+    per_sm = 1
+    last = min(cap, max(1, math.ceil(ctas / spec.sms))) if ctas is not None else 1
+    while per_sm <= last:
+        if ctas is not None:
+            waves = max(1, math.ceil(ctas / (per_sm * spec.sms)))
+            resident = min(per_sm, max(1, math.ceil(ctas / spec.sms)))
+        else:
+            waves, resident = 1, per_sm
+        compute = resident * work.flops / tc * 1e6 if work.flops else 0.0
+        mem_eff = _saturation(resident * work.iter_bytes * depth, need)
+        if segments:
+            moved = sum(b for b, _ in work.segments)
+            mem_eff = moved / sum(b / _saturation(resident * f, need) for b, f in work.segments)
+        hit = 0.0
+        if work.reread_bytes:
+            concurrent = min(ctas, per_sm * spec.sms) if ctas else per_sm * spec.sms
+            hit = min(1.0, L2_USABLE * L2_MB.get(spec.capability, 40) * 2 ** 20
+                      / max(1.0, concurrent * work.reread_footprint))
+        dram = work.bytes - work.reread_bytes * hit
+        memory = resident * (dram + (work.dot_bytes + work.reread_bytes * hit) / L2_OVER_DRAM) / (bw * mem_eff) * 1e6
+        issue = resident * work.ops / (lanes * min(1.0, resident * num_warps / 8)) if work.ops else 0.0
+        lsu = resident * work.wavefronts / l1_rate if work.wavefronts else 0.0
+        latency = latency0
+        if scalar:
+            latency += SCALAR_L1_IN_LATENCY * resident * work.scalar_excess / l1_rate
+        wave = sum(v ** SOFT_MAX_P for v in (compute, memory, issue, latency, lsu)) ** (1.0 / SOFT_MAX_P)
+        best = min(best, LAUNCH_US + waves * wave)
+        if waves == 1:
+            break
+        per_sm = max(per_sm + 1, math.ceil(ctas / ((waves - 1) * spec.sms)))   # type: ignore[operator]
+    return best

@@ -71,6 +71,8 @@ def test_a_looped_block_that_sizes_a_dot_is_searched_at_mma_tile_sizes(tmp_path:
 
 
 def test_stage_counts_skipped_after_an_over_limit_one_are_over_the_limit_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every config searched (no time-floor pruning, tests/recommend/test_search_bound.py): only this skip counts
+    monkeypatch.setattr(core, "PRUNE", False)
     res = lint_paths([str(ROOT / "examples/matmul.py")], Settings(targets=("h100",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "matmul_kernel")
     evaluated: set[tuple[Any, ...]] = set()
@@ -113,13 +115,27 @@ def test_each_config_is_estimated_once_across_shape_buckets(monkeypatch: pytest.
     # CLI ranks every config for three buckets (mamba's ssd_chunk_scan.py: 118 s -> 44 s)
     res = lint_paths([str(ROOT / "examples/matmul.py")], Settings(targets=("h100",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "matmul_kernel")
-    calls = []
+    calls: list[Any] = []
     real = core.estimate
-    monkeypatch.setattr(core, "estimate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+
+    def spy(ir: Any, point: Any, spec: Any) -> Any:
+        calls.append((tuple(sorted(point.constexprs.items())), point.num_warps, point.num_stages))
+        return real(ir, point, spec)
+
+    monkeypatch.setattr(core, "estimate", spy)
+    monkeypatch.setattr(core, "PRUNE", False)   # every config of both buckets is estimated: the second from memory
     first = core.recommend(k, SPECS["h100"], {"M": 4096, "N": 4096, "K": 4096}, top_k=3)
     once = len(calls)
     second = core.recommend(k, SPECS["h100"], {"M": 512, "N": 512, "K": 8192}, top_k=3)
     assert once > 0 and len(calls) == once
+    # pruned (core._search), a bucket estimates what the other's floors ruled out, still never twice
+    calls.clear()
+    monkeypatch.setattr(core, "PRUNE", True)
+    k = next(k for f in lint_paths([str(ROOT / "examples/matmul.py")], Settings(targets=("h100",))).files
+             for k in f.kernels if k.jit.name == "matmul_kernel")
+    for bucket in ({"M": 4096, "N": 4096, "K": 4096}, {"M": 512, "N": 512, "K": 8192}):
+        core.recommend(k, SPECS["h100"], bucket, top_k=3)
+    assert 0 < len(calls) == len(set(calls)) < once
     assert first.searched == second.searched and first.ranked and second.ranked
     # the ranking still follows each bucket's own grid: a 512² output has far fewer CTAs
     assert second.ranked[0].score.ctas < first.ranked[0].score.ctas
