@@ -48,6 +48,19 @@ _IMPORTS = frozenset({"triton", "torch", "numpy", "_kernlint_scratch", "kernlint
                       "_contextvars", "contextvars", "annotationlib", "encodings", "codecs"})
 
 
+def _own_child(pid: object) -> bool:
+    """Whether `pid` is a child of this process (Linux: the parent field of /proc/<pid>/stat); False where
+    that cannot be read."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        return int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid()
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 class SandboxRefusal(PermissionError):
     """Raised by the audit hook; the worker reports it as the config's error."""
 
@@ -109,6 +122,8 @@ class Sandbox:
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active:
             return
+        if event == "os.kill" and args and _own_child(args[0]):
+            return   # Triton stops a ptxas that outlives its timeout: a child this worker spawned as a tool
         if event in _SPAWN:
             exe = args[0] if args else None
             if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.spawn") and exe is not None:
