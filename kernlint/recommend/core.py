@@ -26,7 +26,7 @@ from kernlint.analysis.configs import ConfigPoint
 from kernlint.analysis.estimate import KernelEstimate, estimate, shape_symbols
 from kernlint.hardware.specs import GpuSpec
 from kernlint.recommend.model import Score, Work, kernel_work, score, score_floor
-from kernlint.recommend.ranking import NEAR_TIE, finish, incumbent, kernel_kind, rank
+from kernlint.recommend.ranking import NEAR_TIE, _equivalence_key, finish, incumbent, kernel_kind, rank
 from kernlint.frontend.host_facts import KernelSource, check_asserts, evaluate_grid, read_kernel_source
 
 WARPS = (1, 2, 4, 8, 16, 32)
@@ -329,10 +329,12 @@ class _Bar:
     """What a config's modelled time must reach for it to enter the top `k` of the ranking.
 
     `ranking.rank` orders by (spills, modelled time to 3 decimals, ...), re-orders the leaders within NEAR_TIE of
-    the fastest, folds configs that only num_stages tells apart (`collapse_stage_variants`) and keeps `k`. With
-    `k` non-spilling candidates of distinct (constexprs, num_warps) found, a config whose modelled time is
-    certainly above the k-th of their best times (after rounding) and above the leaders' window ranks after
-    all `k` of them, so it is cut from the list whatever its estimate: such a config is not estimated."""
+    the fastest, folds configs with equal `_equivalence_key`s (`collapse_stage_variants`: the same constexprs,
+    warps, modelled time, memory and registers) and keeps `k`. With `k` non-spilling candidates of distinct
+    equivalence keys found (k entries of the folded list), a config whose modelled time is certainly above the
+    k-th of their best times (after rounding) and above the leaders' window ranks after all `k` of them and
+    folds into none of them (its time differs), so it is cut from the list whatever its estimate: such a
+    config is not estimated."""
 
     def __init__(self, k: int) -> None:
         self.k = k
@@ -361,8 +363,10 @@ class _Bar:
         if len(self.heap) < self.k:
             return False
         bar = max(-self.heap[0][0], self.fastest * (1 + NEAR_TIE))
-        # 1e-9: the floor is `score`'s arithmetic in another order, equal up to rounding of the last bits
-        return round(floor_us * (1 - 1e-9), 3) > round(bar, 3)
+        # 1e-9: the floor is `score`'s arithmetic in another order, equal up to rounding of the last bits;
+        # 2e-6: a time that far above the bar rounds (to 6 decimals) to another equivalence key than the bar's
+        floor_us *= 1 - 1e-9
+        return round(floor_us, 3) > round(bar, 3) and floor_us > bar + 2e-6
 
 
 def _search(kernel: Any, src: KernelSource, spec: GpuSpec, env: Mapping[str, Any], points: list[_Point],
@@ -417,7 +421,7 @@ def _search(kernel: Any, src: KernelSource, spec: GpuSpec, env: Mapping[str, Any
         found.append((p.order, c))
         spill = c.estimate.registers.spill_bytes if c.estimate.registers else 0
         if not spill:
-            bar.add(group, c.score.time_us)
+            bar.add(_equivalence_key(c), c.score.time_us)
     for _, why_ in sorted(events):
         rec.rejected[why_] += 1
     return [c for _, c in sorted(found, key=lambda oc: oc[0])]
