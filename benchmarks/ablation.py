@@ -124,8 +124,9 @@ def markdown(doc: dict[str, Any]) -> str:
              "register median error: the error without it minus the error with it), so a positive number means the",
              "pass pays, a negative one that the set is scored better without it; 0 means it moved no metric by",
              "0.05 points. *changed* counts the estimates the pass moves at all (all targets). Essential passes",
-             "(the skeleton the mechanisms adjust) are not ablated. The declarations (mechanism, targets,",
-             "constants and their provenance) follow the tables.", ""]
+             "(the skeleton the mechanisms adjust) are not ablated. On a small set one config moves a share by",
+             "100 / its configs per target points (probes: 15 per target, 6.7 points). The declarations",
+             "(mechanism, targets, constants and their provenance) follow the tables.", ""]
     for source, res in doc["sources"].items():
         base = res["baseline"]
         targets = [t for t in TARGETS if t in base]
