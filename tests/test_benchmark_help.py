@@ -10,7 +10,7 @@ from conftest import ROOT
 
 SCRIPTS = ["accuracy.py", "cli_speed.py", "corpus.py", "fit_registers.py", "fuzz.py", "fuzz_truth.py",
            "gpu_configs.py", "helion_truth.py", "lint_speed.py", "lsp_speed.py", "probe_register_collapse.py",
-           "public_accuracy.py", "record_truth.py", "speed.py", "gpu/fit_model.py", "gpu/replay.py",
+           "public_accuracy.py", "record_truth.py", "recommend_speed.py", "speed.py", "gpu/fit_model.py", "gpu/replay.py",
            "gpu/ncu_pairs.py"]
 
 

@@ -103,3 +103,15 @@ def test_the_cli_prints_the_same_with_and_without_pruning(monkeypatch: pytest.Mo
         assert recommend_cli.run(args, buf) == 0
         out[prune] = buf.getvalue()
     assert out[True] == out[False] and "matmul_kernel [h100]" in out[True]
+
+
+def test_recommend_speed_benchmark_runs_on_a_small_file() -> None:
+    # A smoke test of benchmarks/recommend_speed.py (timings are a benchmark's, not a test's): both searches
+    # ran and printed the same
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "recommend_speed.py"),
+                           str(ROOT / "examples" / "vector_add.py")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "vector_add.py" in done.stdout and "identical" in done.stdout
