@@ -20,6 +20,7 @@ from kernlint.analysis.register_access import element_wise_load_costs, vectorise
 from kernlint.analysis.register_chained import MMA_COLS_PER_WARP, MMA_ROWS_PER_WARP, chained_replication
 from kernlint.analysis.register_constants import constant_tiles
 from kernlint.analysis.register_inplace import IN_FLIGHT_BYTES, stream_in_place
+from kernlint.analysis.register_math import MATH_TEMPORARIES, math_temporaries
 from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_elementwise import carry_streamed_data, streamed_values
@@ -376,6 +377,11 @@ def _philox(s: RegisterState) -> None:
         s.transient[i] = s.transient.get(i, 0.0) + s.philox[i]
 
 
+def _math_temporaries(s: RegisterState) -> None:
+    for i, extra in math_temporaries(s.live).items():
+        s.transient[i] = s.transient.get(i, 0.0) + extra
+
+
 def _deferred_row_sums(s: RegisterState) -> None:
     for vid, (a, b) in deferred_row_sums(s.live, s.dots, s.env, s.num_warps, s.spec.tensor_core).items():
         s.costs.add_event(a, s.costs[vid])    # a second copy of p
@@ -582,6 +588,13 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          "tl.rand holds four 32-bit counter words per element through its ten rounds", _philox, "registers",
          constants=(Constant("PHILOX_STATE_WORDS", PHILOX_STATE_WORDS, "words per element", "Triton 3.9 sm_90, "
                              "tl.rand only, 1 warp: 1/2/4/8/32 elements -> 14/20/30/48/145 registers"),)),
+    Pass("math temporaries",
+         "an accurate libdevice call (sin, cos, log, tanh, erf, pow, erfinv, acosh) holds its own temporaries "
+         "at the call, whatever the tile size", _math_temporaries, "register_math",
+         constants=(Constant("MATH_TEMPORARIES", tuple(float(v) for v in MATH_TEMPORARIES.values()),
+                             "registers per call (" + ", ".join(MATH_TEMPORARIES) + ")",
+                             "tests/truth/math_calls.py, Triton 3.9 sm_90/sm_100, 4 warps, fp32, 1/4/16 "
+                             "elements a thread: median excess over the same kernel without the call"),)),
     Pass("deferred row sums",
          "a tcgen05 row sum of p deferred past the second dot keeps a second copy of p",
          _deferred_row_sums, "register_tmem", families("tcgen05")),
