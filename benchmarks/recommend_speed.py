@@ -24,6 +24,8 @@ def run_once(path: str, extra: list[str], prune: bool) -> tuple[float, float, st
     cli.add_parser(parser.add_subparsers())
     args = parser.parse_args(["recommend", path, *extra])
     core.PRUNE = prune
+    core._kernel_source_facts.cache_clear()   # each run reads the file's host facts afresh
+    cli._def_texts.cache_clear()
     out = io.StringIO()
     wall, cpu = time.perf_counter(), time.process_time()
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import io
 import sys
 from typing import Any, TextIO
@@ -45,11 +46,17 @@ def kernel_source(path: str, line: int) -> str:
     """The text the kernel id of the kernel whose `def` is at `line` hashes (`store.def_text`)."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    lines = text.splitlines()
+    return _def_texts(text).get(line, "")
+
+
+@functools.lru_cache(maxsize=8)
+def _def_texts(text: str) -> dict[int, str]:
+    """`def` line → `def_text` of every function of a file's text: parsed once for all its kernels."""
+    lines, out = text.splitlines(), {}
     for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.FunctionDef) and node.lineno == line:
-            return def_text(lines, node)
-    return ""
+        if isinstance(node, ast.FunctionDef) and node.lineno not in out:
+            out[node.lineno] = def_text(lines, node)
+    return out
 
 
 def _parse_shape(text: str) -> dict[str, Any]:
@@ -90,7 +97,7 @@ def _shape_names(result: Any) -> set[str]:
     extents (the sizes its host code unpacks)."""
     import ast as ast_
 
-    from kernlint.frontend.host_facts import read_kernel_source
+    from kernlint.recommend.core import kernel_source_facts
 
     known: set[str] = set()
     for f in result.files:
@@ -99,7 +106,7 @@ def _shape_names(result: Any) -> set[str]:
                 known.update(getattr(k.ir, "extents", {}) or {})
                 continue
             known.update(p.name for p in k.jit.params)
-            src = read_kernel_source(k.jit.path, k.jit.name)
+            src = kernel_source_facts(k.jit.path, k.jit.name)
             for expr, local in src.grids:
                 known.update(n.id for n in ast_.walk(expr) if isinstance(n, ast_.Name))
                 known.update(local)
