@@ -19,12 +19,12 @@ well, applied or not (the `top-1/author` column: what replacing the author's con
 config is first checked against a torch reference with NaN-poisoned outputs; timing and the final re-timing
 rounds are those of benchmarks/gpu_configs.py (benchmarks/gpu/timing.py).
 
-The committed run (benchmarks/gpu/real_kernels_h200.json, 42 pairs) was made in three device calls (335 s,
-265 s and 100 s), carrying the staged .corpus/real_kernels:
+The committed run (benchmarks/gpu/real_kernels_h200.json, 45 pairs) was made in four device calls (335 s,
+265 s, 100 s and 77 s), carrying the staged .corpus/real_kernels:
   KL_ONLY=flag_gems.mm,flag_gems.softmax,... python3 benchmarks/real_kernels.py run $OUT
-one for the flag_gems/fla kernels, one for the liger/unsloth/mamba ones and one for gemlite (its N and K
-are constexprs, so each config compiles once per shape), rows merged in plan order (same GPU, torch and
-Triton). KL_DEVICE=cpu TRITON_INTERPRET=1 runs a setup on the CPU for a dry run on small
+one for the first flag_gems/fla kernels, one for the liger/unsloth/mamba ones, one for gemlite (its N and K
+are constexprs, so each config compiles once per shape) and one for flag_gems' host-TMA GEMM, rows merged in
+plan order (same GPU, torch and Triton). KL_DEVICE=cpu TRITON_INTERPRET=1 runs a setup on the CPU for a dry run on small
 shapes (the interpreter's bf16 `tl.dot` is wrong, so check the GEMM in fp16 there).
 """
 from __future__ import annotations

@@ -50,6 +50,19 @@ def test_kernlint_never_loses_to_the_author() -> None:
             assert r["kernlint"] == r["author"], r["kernel"]
 
 
+def test_plan_matches_specs() -> None:
+    """The committed plan was made from the current specs: every kernel's shapes, the authors' configs and the
+    grid as specs.py computes them, and every planned pair has a result."""
+    from real_kernels.specs import KERNELS, author_configs, grid_configs
+    pairs = json.loads(PLAN.read_text())["pairs"]
+    assert [(p["kernel"], p["shape"]) for p in pairs] == [(k, sh) for k, v in KERNELS.items() for sh in v["shapes"]]
+    for p in pairs:
+        assert p["author"] == author_configs(p["kernel"], p["shape"]), p["kernel"]
+        assert p["grid"] == grid_configs(p["kernel"], p["shape"]), p["kernel"]
+    ran = {(r["kernel"], json.dumps(r["shape"], sort_keys=True)) for r in json.loads(RESULTS.read_text())["rows"]}
+    assert ran == {(p["kernel"], json.dumps(p["shape"], sort_keys=True)) for p in pairs}
+
+
 def test_report_regenerates_identically() -> None:
     from real_kernels.report import render
     assert render(json.loads(RESULTS.read_text()), json.loads(PLAN.read_text())) == REPORT.read_text()

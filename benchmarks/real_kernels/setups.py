@@ -224,4 +224,23 @@ def setup(name: str, shape: dict[str, Any], stage: Path):  # noqa: C901 - one br
                             EVEN_K=K % bk == 0, use_tma=False, use_5d_scales=False, warp_specialize=False,
                             **opts(cf))
         return launch, [c], lambda: [expect]
+    if name == "flag_gems.mm_tma":   # general_mm's host-descriptor path: row-major A and B, GROUP_M 8
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        M, N, K = shape["M"], shape["N"], shape["K"]
+        a = torch.randn(M, K, device=dev, dtype=bf)
+        b = torch.randn(K, N, device=dev, dtype=bf)
+        c = torch.empty(M, N, device=dev, dtype=bf)
+        expect = a.float() @ b.float()
+
+        def launch(cf):   # block shapes as its pre_hook (matmul_tma_set_block_size_hook) sets them
+            kw = cf["kwargs"]
+            bm, bn, bk = kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"]
+            a_d = TensorDescriptor(a, list(a.shape), list(a.stride()), [bm, bk])
+            b_d = TensorDescriptor(b, list(b.shape), list(b.stride()), [bk, bn])
+            c_d = TensorDescriptor(c, list(c.shape), list(c.stride()), [bm, bn])
+            grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+            return fn[grid](a_d, b_d, c_d, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                            c.stride(1), GROUP_M=8, A_ROW_MAJOR=True, B_ROW_MAJOR=True,
+                            dtype=str(a.dtype).split(".")[-1], **opts(cf))
+        return launch, [c], lambda: [expect]
     raise KeyError(name)

@@ -69,6 +69,12 @@ KERNELS: dict[str, dict[str, Any]] = {
                          shapes=[dict(M=4096, N=4096, K=4096), dict(M=8192, N=14336, K=4096),
                                  dict(M=1024, N=4096, K=14336)],
                          args=["A=*bf16", "B=*bf16", "C=*bf16", "stride_ak=1", "stride_bn=1", "stride_cn=1"]),
+    "flag_gems.mm_tma": dict(src=f"{GEMS}/flag_gems/runtime/backend/_nvidia/hopper/ops/mm.py", extract=True,
+                             jit_only=True, module="flag_gems_mm_tma", kernel="mm_kernel_general_host_tma",
+                             tunable=["BLOCK_M", "BLOCK_N", "BLOCK_K"],
+                             shapes=[dict(M=4096, N=4096, K=4096), dict(M=8192, N=14336, K=4096),
+                                     dict(M=1024, N=4096, K=14336)],
+                             args=["stride_ak=1", "stride_bn=1", "stride_cn=1"]),
     "flag_gems.softmax": dict(src=f"{GEMS}/flag_gems/ops/softmax.py", extract=True, jit_only=True,
                               prelude=["import flag_gems_tle as tle"], module="flag_gems_softmax",
                               kernel="softmax_kernel_inner", tunable=["TILE_N"],
@@ -163,6 +169,14 @@ def gemlite_pruned(shape: dict[str, Any]) -> list[tuple[int, int, int, int, int,
     return out
 
 
+def gems_mm_tma() -> list[tuple[int, int, int, int, int]]:
+    """flag_gems' hopper `matmul_get_configs()`: BLOCK_M 32-256 × BLOCK_N 32-128 × BLOCK_K 32-128 × stages 2-4 ×
+    warps 4/8, kept where its estimate (A + B tiles at 4 bytes an element × stages + 1 KiB) fits the device's
+    opt-in shared memory. (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps)."""
+    return [(m, n, k, st, w) for m in (32, 64, 128, 256) for n in (32, 64, 128) for k in (32, 64, 128)
+            for st in (2, 3, 4) for w in (4, 8) if (m * k + k * n) * 4 * st + 1024 <= H200_SMEM_OPTIN]
+
+
 def gems_softmax_inner(n: int) -> tuple[int, int]:
     """flag_gems' softmax_inner heuristics (_nvidia/heuristics_config_utils.py): TILE_N, num_warps."""
     tile = next_pow2(n) if n <= 32 * 1024 else 4096
@@ -178,8 +192,8 @@ def block(name: str, shape: dict[str, Any]) -> int | None:
     """The one block size the launch code computes (whole-row kernels), None where it is free."""
     if name == "mamba.layer_norm":
         return min(65536 // 2, next_pow2(shape["N"]))
-    if name in ("unsloth.geglu_exact", "flag_gems.mm", "flag_gems.rms_norm_loop", "fla.l2norm",
-                "gemlite.gemm_a16w8"):
+    if name in ("unsloth.geglu_exact", "flag_gems.mm", "flag_gems.mm_tma", "flag_gems.rms_norm_loop",
+                "fla.l2norm", "gemlite.gemm_a16w8"):
         return None
     if name == "flag_gems.softmax":
         return gems_softmax_inner(shape["N"])[0]
@@ -204,6 +218,8 @@ def author_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
         return [cfg({"BLOCK_SIZE": 1024}, 4, 3)]
     if name == "flag_gems.mm":
         return [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, w, st) for m, n, k, st, w in GEMS_MM]
+    if name == "flag_gems.mm_tma":
+        return [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, w, st) for m, n, k, st, w in gems_mm_tma()]
     if name == "gemlite.gemm_a16w8":
         return [cfg({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "A_load_order": a}, w, st)
                 for m, n, k, a, w, st in gemlite_pruned(shape)]
@@ -242,6 +258,8 @@ def grid_configs(name: str, shape: dict[str, Any]) -> list[dict[str, Any]]:
                     if m * n > 128 * 256:
                         continue
                     out += [cfg({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, w, st) for w in (4, 8) for st in (3, 4)]
+    elif name == "flag_gems.mm_tma":
+        pass   # the author's list is itself the grid over its space (162 configs)
     elif name == "gemlite.gemm_a16w8":   # N and K are constexprs: every config compiles once per shape
         for m, n, k in ((128, 128, 64), (128, 256, 64), (256, 128, 64), (64, 256, 64)):
             out += [cfg({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "A_load_order": 0}, w, st)
