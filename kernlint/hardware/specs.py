@@ -12,6 +12,18 @@ Sources (abbreviations used in the comments below):
               L40S, GeForce RTX 4090, GeForce RTX 5090.
   [PTX-TCGEN05] PTX ISA, "Tensor Memory": 128 lanes x 512 columns of 32-bit cells per CTA pair/SM on sm_100a;
               Triton raises `OutOfResources: tensor memory` above 512 columns.
+  [WP-*]      the architecture whitepaper's product table (boost clock, L2, tensor-core peaks):
+              NVIDIA A100 Tensor Core GPU Architecture; NVIDIA H100 Tensor Core GPU Architecture (H100 SXM5:
+              1.98 GHz boost, 1.83 GHz for tensor-core work, 50 MB L2); NVIDIA Ada GPU Architecture (AD102,
+              RTX 4090); NVIDIA RTX Blackwell GPU Architecture (RTX 5090). GeForce parts run FP16 tensor-core
+              math with FP32 accumulation (what `tl.dot` does) at half their FP16-accumulate rate.
+  [TPU]       TechPowerUp GPU Database (clocks NVIDIA's data sheet leaves out).
+  [UNPUBLISHED] NVIDIA publishes no number: the value the time model used before this table held it; replace
+              it with a published or measured one.
+Tensor-core peaks are dense (the data sheets' "with sparsity" figures halved).
+
+The time model (kernlint/recommend/model.py) reads `dram_gbps`, `boost_clock_ghz`, `l2_mb` and
+`tensor_tflops`; the occupancy and shared-memory analyses read the rest.
 """
 from __future__ import annotations
 
@@ -19,6 +31,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 PipelineRule = Literal["async_all_stages", "cp_async_stages_minus_one"]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorTflops:
+    """Dense tensor-core peak in TFLOP/s (no 2:4 sparsity), by operand type, FP32 accumulation."""
+
+    fp16: float                   # fp16 and bf16 operands
+    tf32: float
+    fp8: float                    # 0.0: no FP8 tensor cores
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +61,17 @@ class GpuSpec:
     pipeline_rule: PipelineRule   # how Triton's software pipeliner sizes dot-operand buffers (see analysis.smem)
     tensor_core: str              # the MMA flavour Triton emits for tl.dot: "mma_sync", "wgmma", "tcgen05"
     memory: str                   # for explain output only [DS-*]
+    dram_gbps: float              # DRAM bandwidth, GB/s [DS-*]
+    boost_clock_ghz: float        # SM boost clock [WP-*] or [DS-*]
+    l2_mb: float                  # L2 capacity, MB [WP-*] or [DS-*]
+    tensor_tflops: TensorTflops   # [DS-*] or [WP-*]
 
     @property
     def max_warps_per_sm(self) -> int:
         return self.max_threads_per_sm // 32
 
 
-def _sm90(key: str, name: str, memory: str) -> GpuSpec:
+def _sm90(key: str, name: str, memory: str, dram_gbps: float) -> GpuSpec:
     return GpuSpec(
         key=key, name=name, arch="sm_90", capability=90,
         sms=132,                     # [DS-H100 SXM5], [DS-H200]: same GH100 die configuration
@@ -59,12 +84,16 @@ def _sm90(key: str, name: str, memory: str) -> GpuSpec:
         pipeline_rule="async_all_stages",  # TMA/wgmma pipelines keep num_stages buffers (triton_truth.md)
         tensor_core="wgmma",
         memory=memory,
+        dram_gbps=dram_gbps,
+        boost_clock_ghz=1.98,        # [WP-H100]; the H200 is the same GH100 SXM configuration
+        l2_mb=50,                    # [WP-H100]
+        tensor_tflops=TensorTflops(fp16=989.4, tf32=494.7, fp8=1978.9),   # [DS-H100 SXM5], [DS-H200]
     )
 
 
 SPECS: dict[str, GpuSpec] = {
-    "h100": _sm90("h100", "H100 SXM", "80 GB HBM3, 3.35 TB/s"),
-    "h200": _sm90("h200", "H200 SXM", "141 GB HBM3e, 4.8 TB/s"),
+    "h100": _sm90("h100", "H100 SXM", "80 GB HBM3, 3.35 TB/s", dram_gbps=3350),   # [DS-H100 SXM5]
+    "h200": _sm90("h200", "H200 SXM", "141 GB HBM3e, 4.8 TB/s", dram_gbps=4800),  # [DS-H200]
     "b200": GpuSpec(
         key="b200", name="B200", arch="sm_100", capability=100,
         sms=148,                     # [DS-B200]
@@ -77,6 +106,10 @@ SPECS: dict[str, GpuSpec] = {
         pipeline_rule="async_all_stages",
         tensor_core="tcgen05",
         memory="180 GB HBM3e, 8 TB/s",
+        dram_gbps=8000,              # [DS-B200]
+        boost_clock_ghz=1.9,         # [UNPUBLISHED]
+        l2_mb=126,                   # [UNPUBLISHED]
+        tensor_tflops=TensorTflops(fp16=2250, tf32=1100, fp8=4500),   # [DS-B200] (HGX B200, per GPU)
     ),
     "a100": GpuSpec(
         key="a100", name="A100 SXM", arch="sm_80", capability=80,
@@ -90,6 +123,10 @@ SPECS: dict[str, GpuSpec] = {
         pipeline_rule="cp_async_stages_minus_one",  # sm_80 allocates num_stages-1 buffers (triton_truth.md)
         tensor_core="mma_sync",
         memory="80 GB HBM2e, 2.0 TB/s",
+        dram_gbps=2039,              # [DS-A100], 80 GB SXM4
+        boost_clock_ghz=1.41,        # [WP-A100]
+        l2_mb=40,                    # [WP-A100]
+        tensor_tflops=TensorTflops(fp16=312, tf32=156, fp8=0.0),   # [DS-A100]
     ),
     "l40s": GpuSpec(
         key="l40s", name="L40S", arch="sm_89", capability=89,
@@ -103,6 +140,10 @@ SPECS: dict[str, GpuSpec] = {
         pipeline_rule="cp_async_stages_minus_one",
         tensor_core="mma_sync",
         memory="48 GB GDDR6, 864 GB/s",
+        dram_gbps=864,               # [DS-L40S]
+        boost_clock_ghz=2.52,        # [TPU]
+        l2_mb=96,                    # [WP-Ada]: AD102's L2
+        tensor_tflops=TensorTflops(fp16=362.05, tf32=183, fp8=733),   # [DS-L40S]
     ),
     "rtx4090": GpuSpec(
         key="rtx4090", name="GeForce RTX 4090", arch="sm_89", capability=89,
@@ -114,6 +155,10 @@ SPECS: dict[str, GpuSpec] = {
         pipeline_rule="cp_async_stages_minus_one",
         tensor_core="mma_sync",
         memory="24 GB GDDR6X, 1.0 TB/s",
+        dram_gbps=1008,              # [WP-Ada]
+        boost_clock_ghz=2.52,        # [WP-Ada]
+        l2_mb=72,                    # [WP-Ada]
+        tensor_tflops=TensorTflops(fp16=165.2, tf32=82.6, fp8=330.3),   # [WP-Ada], FP32 accumulation
     ),
     "rtx5090": GpuSpec(
         key="rtx5090", name="GeForce RTX 5090", arch="sm_120", capability=120,
@@ -125,6 +170,10 @@ SPECS: dict[str, GpuSpec] = {
         pipeline_rule="cp_async_stages_minus_one",
         tensor_core="mma_sync",
         memory="32 GB GDDR7, 1.8 TB/s",
+        dram_gbps=1792,              # [WP-RTX Blackwell]
+        boost_clock_ghz=2.407,       # [WP-RTX Blackwell]
+        l2_mb=96,                    # [WP-RTX Blackwell]
+        tensor_tflops=TensorTflops(fp16=209.5, tf32=104.8, fp8=419),   # [WP-RTX Blackwell], FP32 accumulation
     ),
 }
 

@@ -20,7 +20,6 @@ Hopper latencies; they rank configs, they do not predict microseconds.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,18 +32,16 @@ from kernlint.recommend.loop_unroll import numel_of as _numel
 from kernlint.recommend.loop_unroll import ptxas_unroll
 from kernlint.frontend.host_facts import KernelSource, trip_count, trip_span
 
-# Dense fp16/bf16 tensor-core TFLOP/s by architecture [DS-*]; mma.sync on Hopper reaches about 2/3 of wgmma
+# Hardware numbers (DRAM bandwidth, boost clock, L2, dense tensor-core TFLOP/s) are the target's GpuSpec
+# fields, each with its source in kernlint/hardware/specs.py. mma.sync on Hopper reaches about 2/3 of wgmma
 # (an assumption of this model, stated in the rationale).
-TC_TFLOPS = {90: 989.0, 100: 2250.0, 80: 312.0, 89: 362.0, 120: 419.0}
 MMA_SYNC_ON_ASYNC_HW = 0.62
-CLOCK_GHZ = {90: 1.755, 100: 1.9, 80: 1.41, 89: 2.5, 120: 2.4}
 DRAM_LATENCY_US = 0.8          # loaded DRAM round trip, µs
 LAUNCH_US = 2.5                # kernel launch + first/last wave ramp
 CTA_OVERHEAD_US = 0.25         # CTA start, index math, epilogue store drain
 L2_OVER_DRAM = 3.5             # L2 hit bandwidth over DRAM: a 128x256 wgmma tile streams ~11 TB/s of operands
 SOFT_MAX_P = 2.0               # per-wave time = p-norm of the bounds: the largest dominates, the others still count
 SPILL_US_PER_BYTE_THREAD = 0.004
-L2_MB = {90: 50, 100: 126, 80: 40, 89: 48, 120: 48}   # [DS-*] L2 capacity
 L2_USABLE = 0.6                # H100 L2 is two partitions; lines can be duplicated in both (half-ish usable)
 ITER_BASE_US = 0.4
 ITER_PER_ELEM_US = 0.05
@@ -90,10 +87,7 @@ FULL_CARVEOUT_PENALTY = 0.03
 
 
 def dram_bytes_per_s(spec: GpuSpec) -> float:
-    m = re.search(r"([\d.]+)\s*(TB|GB)/s", spec.memory)
-    if not m:
-        return 2e12
-    return float(m.group(1)) * (1e12 if m.group(2) == "TB" else 1e9)
+    return spec.dram_gbps * 1e9
 
 
 @dataclass(frozen=True)
@@ -284,7 +278,7 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     else:
         waves, resident = 1, per_sm_ctas
     # compute
-    tc = TC_TFLOPS.get(spec.capability, 300.0) * 1e12 / spec.sms
+    tc = spec.tensor_tflops.fp16 * 1e12 / spec.sms
     eff = 1.0
     if work.flops:
         asyncs = [d.async_mma for d in est.dots]
@@ -314,13 +308,13 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     hit = 0.0
     if work.reread_bytes:
         concurrent = min(ctas, per_sm_ctas * spec.sms) if ctas else per_sm_ctas * spec.sms
-        hit = min(1.0, L2_USABLE * L2_MB.get(spec.capability, 40) * 2 ** 20 / max(1.0, concurrent * work.reread_footprint))
+        hit = min(1.0, L2_USABLE * spec.l2_mb * 2 ** 20 / max(1.0, concurrent * work.reread_footprint))
         if hit < 1.0:
             notes.append(f"re-read rows overflow L2: {hit:.0%} of re-reads hit")
     dram = work.bytes - work.reread_bytes * hit
     memory = resident * (dram + (work.dot_bytes + work.reread_bytes * hit) / L2_OVER_DRAM) / (bw * mem_eff) * 1e6
     # instruction issue: 4 schedulers × 32 lanes per clock, fewer than 8 resident warps cannot hide ALU latency
-    lanes = 128 * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3   # element ops per µs per SM
+    lanes = 128 * spec.boost_clock_ghz * 1e3   # element ops per µs per SM
     issue = resident * work.ops / (lanes * min(1.0, warps_resident / 8)) if work.ops else 0.0
     if work.pipelined:
         latency = work.serial * DRAM_LATENCY_US / depth + CTA_OVERHEAD_US
@@ -335,11 +329,11 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     # with 8 elements per thread need 4 wavefronts per 64 useful bytes: on H200 rmsnorm (n_cols is
     # do_not_specialize) 8192-column rows ran 57 µs at 2 elements/thread vs 93-141 µs at 8-32
     # (benchmarks/gpu/h200_results.json)
-    lsu = resident * work.wavefronts / (L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3) \
+    lsu = resident * work.wavefronts / (L1_WAVEFRONTS_PER_CLK * spec.boost_clock_ghz * 1e3) \
         if work.wavefronts else 0.0
     if not work.pipelined and work.scalar_excess and not work.loop_reduces:
         latency += SCALAR_L1_IN_LATENCY * resident * work.scalar_excess / (
-            L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3)
+            L1_WAVEFRONTS_PER_CLK * spec.boost_clock_ghz * 1e3)
     if work.block_reductions and cfg.num_warps > 1:
         latency += BLOCK_REDUCTION_US * work.block_reductions * math.log2(cfg.num_warps)
     terms = {"compute": compute, "memory": memory, "issue": issue, "latency": latency, "l1": lsu}
@@ -372,11 +366,11 @@ def score_floor(work: Work, spec: GpuSpec, num_warps: int, num_stages: int, ctas
     spilled bytes (≥ 0: taken as 0) and the carve-out penalty (≥ 1: taken as 1). Every term `score` adds is
     non-negative and grows with what it is given, so the bound is `score`'s own arithmetic with those four
     at their best. tests/recommend/test_search_bound.py checks it against `score` on every config of sweeps."""
-    tc = TC_TFLOPS.get(spec.capability, 300.0) * 1e12 / spec.sms
+    tc = spec.tensor_tflops.fp16 * 1e12 / spec.sms
     bw = dram_bytes_per_s(spec) / spec.sms
     need = bw * DRAM_LATENCY_US * 1e-6
-    lanes = 128 * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3
-    l1_rate = L1_WAVEFRONTS_PER_CLK * CLOCK_GHZ.get(spec.capability, 1.7) * 1e3
+    lanes = 128 * spec.boost_clock_ghz * 1e3
+    l1_rate = L1_WAVEFRONTS_PER_CLK * spec.boost_clock_ghz * 1e3
     depth = max(1, num_stages - 1) if work.pipelined else 1
     if work.pipelined:
         latency0 = work.serial * DRAM_LATENCY_US / depth + CTA_OVERHEAD_US
@@ -411,7 +405,7 @@ def score_floor(work: Work, spec: GpuSpec, num_warps: int, num_stages: int, ctas
         hit = 0.0
         if work.reread_bytes:
             concurrent = min(ctas, per_sm * spec.sms) if ctas else per_sm * spec.sms
-            hit = min(1.0, L2_USABLE * L2_MB.get(spec.capability, 40) * 2 ** 20
+            hit = min(1.0, L2_USABLE * spec.l2_mb * 2 ** 20
                       / max(1.0, concurrent * work.reread_footprint))
         dram = work.bytes - work.reread_bytes * hit
         memory = resident * (dram + (work.dot_bytes + work.reread_bytes * hit) / L2_OVER_DRAM) / (bw * mem_eff) * 1e6
