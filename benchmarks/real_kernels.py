@@ -19,7 +19,8 @@ well, applied or not (the `top-1/author` column: what replacing the author's con
 config is first checked against a torch reference with NaN-poisoned outputs; timing and the final re-timing
 rounds are those of benchmarks/gpu_configs.py (benchmarks/gpu/timing.py).
 
-The committed run (benchmarks/gpu/real_kernels_h200.json, 45 pairs) was made in four device calls (335 s,
+plan.json records the kernlint revision it was made with (`kernlint`; KL_REV names it where the plan runs
+in an exported tree without .git). The committed run (benchmarks/gpu/real_kernels_h200.json, 45 pairs) was made in four device calls (335 s,
 265 s, 100 s and 77 s), carrying the staged .corpus/real_kernels:
   KL_ONLY=flag_gems.mm,flag_gems.softmax,... python3 benchmarks/real_kernels.py run $OUT
 one for the first flag_gems/fla kernels, one for the liger/unsloth/mamba ones, one for gemlite (its N and K
@@ -57,7 +58,9 @@ def plan() -> None:
     refuses because a tile size is computed at the launch site, it is run again with that size pinned (the
     value the author's launch code computes), as its message asks; the row says so."""
     import tempfile
-    out: dict[str, Any] = {"target": "h200", "pairs": []}
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    out: dict[str, Any] = {"target": "h200", "kernlint": os.environ.get("KL_REV") or rev.stdout.strip() or None,
+                           "pairs": []}
     for name, k in KERNELS.items():
         src = ROOT / ".corpus" / "src" / k["src"]
         for shape in k["shapes"]:
