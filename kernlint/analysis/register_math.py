@@ -14,6 +14,7 @@ three; sm_100 is within 2 of sm_90 on every call.
 from __future__ import annotations
 
 from kernlint.analysis.liveness import Liveness
+from kernlint.ir.nodes import Value
 
 MATH_TEMPORARIES: dict[str, int] = {"sin": 11, "cos": 11, "log": 6, "tanh": 6, "erf": 4, "pow": 6, "erfinv": 6,
                                     "acosh": 2}
@@ -47,7 +48,8 @@ def math_temporaries(live: Liveness) -> dict[int, float]:
         if not extra:
             continue
         start = i
-        todo, seen = list(step.op.operands), set()
+        todo: list[Value] = list(step.op.operands)
+        seen: set[int] = set()
         while todo and len(seen) < _CHAIN_LIMIT:
             v = todo.pop()
             if v.id in seen or v.id not in live.intervals:
