@@ -138,6 +138,8 @@ def _lint_one(p: ParsedFile, helpers: HelperIndex, launches: list[LaunchSite], m
         ctx.unresolved = p.facts.unresolved
         memo = incremental.current()
         inputs = incremental.module_inputs(p.text) if memo is not None else None
+        if memo is not None:
+            memo.inputs[p.path] = inputs   # the API-scan rules reuse per function too (incremental.file_misuses)
         for jit in p.facts.jit_functions:
             cancel.check()   # between kernels: the language server stops a lint of an outdated text here
             sites = _launches_for(jit, launches, module_launches)

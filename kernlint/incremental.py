@@ -26,6 +26,7 @@ to its thread.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterator
@@ -47,9 +48,11 @@ class KernelMemo:
     """Analyses by input digest, for one document; the entries of the last lint survive the next one."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, KernelAnalysis] = {}
-        self._used: dict[str, KernelAnalysis] = {}
+        self._entries: dict[str, Any] = {}    # KernelAnalysis, or a `reuse` value
+        self._used: dict[str, Any] = {}
         self._files: dict[str, bytes] = {}   # path -> content digest of every file of the lint (`begin`)
+        self.inputs: dict[str, ModuleInputs | None] = {}   # path -> its statements, this lint (api._lint_one)
+        self.per_lint: dict[Any, Any] = {}   # results several rules of this lint share (`file_misuses`)
         self.hits = 0
         self.misses = 0
 
@@ -57,6 +60,8 @@ class KernelMemo:
         """A lint starts: `files` are the (path, bytes) of every file in it, linted or context."""
         self._files = {path: hashlib.sha256(data).digest() for path, data in files}
         self._used = {}
+        self.inputs = {}
+        self.per_lint = {}
 
     def context(self, path: str) -> str:
         """Digest of the files of this lint other than `path`: helpers, launches and constants they hold."""
@@ -70,6 +75,8 @@ class KernelMemo:
         """The lint finished: only the analyses it used (or made) are kept for the next one."""
         self._entries = self._used if len(self._used) <= MAX_ENTRIES else {}
         self._used = {}
+        self.inputs = {}
+        self.per_lint = {}
 
     def analyse(self, key: str | None, jit: Any, compute: Callable[[], KernelAnalysis]) -> KernelAnalysis:
         """The analysis under `key` (with this lint's `jit`, whose syntax nodes belong to this lint's tree),
@@ -83,6 +90,17 @@ class KernelMemo:
             found = replace(found, jit=jit)
         else:
             self.misses += 1
+            found = compute()
+        self._used[key] = found
+        return found
+
+    def reuse(self, key: str | None, compute: Callable[[], Any]) -> Any:
+        """A value without syntax nodes (API-scan findings) under `key`, else `compute()`'s, kept under `key`."""
+        if key is None:
+            return compute()
+        if key in self._entries or key in self._used:
+            found = self._entries[key] if key in self._entries else self._used[key]
+        else:
             found = compute()
         self._used[key] = found
         return found
@@ -197,3 +215,27 @@ def module_inputs(text: str | None) -> ModuleInputs | None:
         return ModuleInputs(text, parse_ast(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def file_misuses(ctx: Any, release: str | None) -> list[Any] | None:
+    """`api_usage.file_misuses` inside a re-lint: each jit function's findings reused while its inputs (the
+    digest kernels use, with the release scope) are the same. None outside a memo, or where the file's
+    statements are unknown: the caller scans as always."""
+    memo = current()
+    inputs = memo.inputs.get(ctx.path) if memo is not None else None
+    if memo is None or inputs is None:
+        return None
+    from kernlint.frontend.api_usage import api_misuses, misuse_order
+    from kernlint.frontend.triton_api import load, release_scope
+
+    scope = release_scope(release)
+    shared = ("api misuses", ctx.path, scope)
+    if shared in memo.per_lint:   # four rules read the scan of one file
+        return memo.per_lint[shared]  # type: ignore[no-any-return]
+    api, context = load(), memo.context(ctx.path)
+    found: list[Any] = []
+    for jit in ctx.jit_functions:
+        key = inputs.digest(jit.line, "\0".join(["api misuses", repr(scope), context, jit.module, jit.qualname]))
+        found += memo.reuse(key, functools.partial(api_misuses, [jit], ctx.names, api, scope))
+    memo.per_lint[shared] = out = sorted(set(found), key=misuse_order)
+    return out

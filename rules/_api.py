@@ -9,10 +9,14 @@ from kernlint.rule import FileContext
 def misuses(ctx: FileContext, problem: ApiProblem) -> list[ApiMisuse]:
     if ctx.names is None or not ctx.jit_functions:
         return []
+    from kernlint import incremental
     from kernlint.frontend.api_usage import file_misuses   # libcst: only for a file with jit functions
 
     release = ctx.settings.triton_version if ctx.settings is not None else None
-    return [m for m in file_misuses(ctx.jit_functions, ctx.names, release) if m.problem is problem]
+    found = incremental.file_misuses(ctx, release)   # the language server's re-lint: unchanged functions reused
+    if found is None:
+        found = file_misuses(ctx.jit_functions, ctx.names, release)
+    return [m for m in found if m.problem is problem]
 
 
 def judged(m: ApiMisuse) -> str:

@@ -77,6 +77,9 @@ EDITS: list[tuple[str, str, str, int | None]] = [
     ("a helper a kernel calls", "return x * s", "return x * s + 1.0", 1),
     ("an autotune config", '"BLOCK_N": 128}, num_warps=8', '"BLOCK_N": 256}, num_warps=8', 1),
     ("a noqa comment in a kernel", "    x = tl.load(in_ptr + ptrs)\n", "    x = tl.load(in_ptr + ptrs)  # noqa: KL999\n", 1),
+    ("an unknown tl attribute in a helper (Triton API rules)", "return x * s + 1.0", "return tl.cidv(x, s)", 1),
+    ("an unknown keyword in a kernel", "x = tl.load(in_ptr + offs, mask=mask)", "x = tl.load(in_ptr + offs, msk=mask)", 1),
+    ("the keyword fixed", "x = tl.load(in_ptr + offs, msk=mask)", "x = tl.load(in_ptr + offs, mask=mask)", 1),
     ("a line inserted at the top (every kernel moves)", "import torch\n", "import torch\nimport math\n", 3),
     ("a syntax error", "def row_sum(x", "def row_sum(x,,", None),
     ("the syntax error fixed", "def row_sum(x,,", "def row_sum(x", None),
@@ -104,6 +107,8 @@ def test_every_edit_lints_as_a_fresh_lint_and_reuses_the_unchanged_kernels(uri: 
         incremental = server.lint_text(uri, text, n)
         fresh = KernlintServer(debounce_s=0).lint_text(uri, text, n)
         assert _summary(incremental) == _summary(fresh), what
+        if "tl attribute" in what:
+            assert any(d.code == "KL310" for d in incremental.result.diagnostics), what
         if analysed is not None:
             assert memo.misses - misses == analysed, what
     assert memo.hits > 0

@@ -324,7 +324,12 @@ def api_misuses(jits: Sequence[JitFunction], names: NameResolver, api: TritonApi
         checker = _Checker(api, names, jit, scope)
         checker.run(jit.node.body)
         out.extend(checker.found)
-    return sorted(set(out), key=lambda m: (m.line, m.code, m.problem.value, m.keyword or ""))
+    return sorted(set(out), key=misuse_order)
+
+
+def misuse_order(m: ApiMisuse) -> tuple[int, str, str, str]:
+    """The order findings are listed in (kernlint.incremental merges per-function scans in it)."""
+    return (m.line, m.code, m.problem.value, m.keyword or "")
 
 
 _MEMO: WeakKeyDictionary[NameResolver, dict[tuple[tuple[str, ...], tuple[int, ...]], list[ApiMisuse]]] = WeakKeyDictionary()
