@@ -470,6 +470,11 @@ def run_project(project: str, a: argparse.Namespace, pool: Any, env: dict[str, A
     done = {record_key(r): r for r in doc.get("records", [])}
     t0 = time.monotonic()
     root, kernels, vendor, texts = discover(project)
+    if not kernels and old_kernels:
+        # an empty discovery where a truth exists is a broken checkout or environment, not a package without
+        # kernels: never overwrite recorded compiles with nothing
+        print(f"{project}: no kernels found but {len(old_kernels)} recorded; truth left as it is", file=sys.stderr)
+        return
     print(f"{project}: {len(kernels)} launched kernels ({vendor} in other vendors' files apart), discovery "
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     by_kernel_records: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
