@@ -5,11 +5,12 @@ that does to the accuracy on recorded truth, per target.
     python benchmarks/ablation.py [--source NAME ...] [--markdown docs/ablation.md]
                                   [--json benchmarks/truth/ablation.json]
 
-Sources (all by default): `development` (benchmarks/truth/triton-3.9.json + suite-triton-3.9.json, the set the
+Sources (DEFAULT_SOURCES): `development` (benchmarks/truth/triton-3.9.json + suite-triton-3.9.json, the set the
 model was built on), `neighbourhood` (neighbours-triton-3.9.json + neighbours-b-triton-3.9.json: configs
-next to the development ones) and `probes` (probes-triton-3.9.json: the probe kernels of tests/truth/). A source is a function returning (truth record, estimate, kernel graph)
-triples, records in record_truth.py's format (`regs`, `spill_store`, `shared`, `tmem`, `cap`, ...); another
-truth (the corpus-scale truth of benchmarks/corpus_truth.py) plugs in by adding one to `SOURCES`.
+next to the development ones) and `probes` (probes-triton-3.9.json: the probe kernels of tests/truth/);
+`--source corpus` scores the corpus-scale truth of benchmarks/corpus_truth.py (benchmarks/truth/corpus/).
+A source is a function returning (truth record, estimate, kernel graph) triples, records in record_truth.py's format (`regs`, `spill_store`, `shared`, `tmem`, `cap`, ...); another
+truth plugs in by adding one to `SOURCES`.
 
 Every pair is estimated again with `estimate(ir, config, target, disabled=frozenset({pass}))` and scored with
 benchmarks/accuracy.py's `metrics`. A pass's *gain* on a metric is the accuracy with it minus the accuracy
@@ -20,6 +21,7 @@ every pair is estimated again with nothing disabled and must equal the pipeline'
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import time
@@ -53,10 +55,36 @@ def truth_files(*names: str) -> Callable[[], list[Triple]]:
     return pair
 
 
+def corpus_truth(*projects: str) -> Callable[[], list[Triple]]:
+    """The corpus-scale truth of benchmarks/corpus_truth.py (benchmarks/truth/corpus/<project>.json.gz, all
+    projects when none are named): its compiled records, files under the package root, paired like the
+    others. A project whose package is not downloaded (.corpus/by-project/, benchmarks/corpus.py) is left out
+    and said so."""
+    def pair() -> list[Triple]:
+        records = []
+        for path in sorted((ROOT / "benchmarks" / "truth" / "corpus").glob("*.json.gz")):
+            doc = json.loads(gzip.decompress(path.read_bytes()))
+            if projects and doc["project"] not in projects:
+                continue
+            if not (ROOT / doc["root"]).is_dir():
+                print(f"ablation.py: {doc['project']}: no package at {doc['root']}, left out", file=sys.stderr)
+                continue
+            records += [{**r, "file": f"{doc['root']}/{r['file']}", "error": None} for r in doc["records"]
+                        if r["outcome"] == "compiled" and r.get("regs") is not None]
+        out: list[Triple] = estimate_records_with_ir(records)
+        return out
+    pair.__doc__ = "benchmarks/truth/corpus/" + ("{" + ",".join(projects) + "}" if projects else "*") + ".json.gz"
+    return pair
+
+
+# The sets scored by default. The corpus-scale truth is opt-in (`--source corpus`): pairing lints each
+# kernel's package directory once per kernel, minutes per package.
+DEFAULT_SOURCES = ("development", "neighbourhood", "probes")
 SOURCES: dict[str, Callable[[], list[Triple]]] = {
     "development": truth_files("triton-3.9.json", "suite-triton-3.9.json"),
     "neighbourhood": truth_files("neighbours-triton-3.9.json", "neighbours-b-triton-3.9.json"),
     "probes": truth_files("probes-triton-3.9.json"),
+    "corpus": corpus_truth(),
 }
 
 
@@ -200,12 +228,18 @@ def sparse(doc: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--source", action="append", choices=sorted(SOURCES), help="truth to score (default: all)")
+    ap.add_argument("--source", action="append", choices=sorted(SOURCES),
+                    help=f"truth to score (default: {', '.join(DEFAULT_SOURCES)})")
     ap.add_argument("--markdown", type=Path, help="write the table here (docs/ablation.md)")
     ap.add_argument("--json", type=Path, help="write the compact results here (benchmarks/truth/ablation.json)")
     ap.add_argument("--only", action="append", help="ablate only these passes (default: every mechanism)")
     ap.add_argument("--from-json", type=Path, help="render the table from results written by --json (no estimates)")
+    ap.add_argument("--corpus-project", action="append", help="--source corpus: only these projects")
+    ap.add_argument("--update", action="store_true",
+                    help="keep the sources already in the --json file that this run does not score")
     args = ap.parse_args(argv)
+    if args.corpus_project:
+        SOURCES["corpus"] = corpus_truth(*args.corpus_project)
     if args.from_json:
         text = markdown(json.loads(args.from_json.read_text()))
         if args.markdown:
@@ -225,7 +259,7 @@ def main(argv: list[str]) -> int:
             return 2
         names = [n for n in names if n in args.only]
     results: dict[str, Any] = {}
-    for source in args.source or list(SOURCES):
+    for source in args.source or DEFAULT_SOURCES:
         start = time.perf_counter()
         triples = SOURCES[source]()
         print(f"{source}: {len(triples)} pairs ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
@@ -233,6 +267,9 @@ def main(argv: list[str]) -> int:
         res["files"] = SOURCES[source].__doc__ or source
         results[source] = res
     doc = compact(results)
+    if args.update and args.json and args.json.is_file():
+        kept = json.loads(args.json.read_text())["sources"]
+        doc["sources"] = {**{k: v for k, v in kept.items() if k not in doc["sources"]}, **doc["sources"]}
     text = markdown(doc)
     if args.markdown:
         args.markdown.write_text(text)
