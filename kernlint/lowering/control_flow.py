@@ -12,7 +12,7 @@ import libcst as cst
 from kernlint.frontend.walk import iter_nodes
 from kernlint.ir.dtypes import promote
 from kernlint.lowering.entries import CV
-from kernlint.ir.nodes import Carried, Op, Region, Value
+from kernlint.ir.nodes import Carried, Op, OpKind, Region, Value
 from kernlint.ir.symbolic import Expr, Unknown
 
 if TYPE_CHECKING:
@@ -75,9 +75,8 @@ class ControlFlowLowering(_Base):
                 env[name] = a if a is not None else b
         cond_expr = cond.expr if isinstance(cond, CV) else None
         cond_value = (cond,) if isinstance(cond, Value) else ()
-        self.next_id += 1
-        self.blocks[-1].append(Op(self.next_id, "if", None, cond_value, line, {"cond": cond_expr, "merges": tuple(sources)},
-                                  (Region(tuple(then_ops)), Region(tuple(else_ops))), tuple(merged)))
+        self.emit(OpKind.IF, cond_value, line, None, tuple(merged), (Region(tuple(then_ops)), Region(tuple(else_ops))),
+                  cond=cond_expr, merges=tuple(sources))
         return then_ret if then_ret is not None else else_ret
 
     def for_statement(self, stmt: cst.For, env: dict[str, Any]) -> None:
@@ -148,10 +147,10 @@ class ControlFlowLowering(_Base):
             if name in body_env:
                 env[name] = body_env[name]
         bound_exprs = tuple(b.expr if isinstance(b, CV) else None for b in bounds or [])
-        self.next_id += 1
-        self.blocks[-1].append(Op(
-            self.next_id, "for", None, tuple(c.init for c in carried), line,
-            {"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs,
+        self.emit(
+            OpKind.FOR, tuple(c.init for c in carried), line, None, tuple(c.yielded for c in carried),
+            (Region(tuple(ops)),),
+            **{"loop": kind, "num_stages": num_stages, "carried": tuple(carried), "bounds": bound_exprs,
              "flatten": flatten, "rebinds_outer": rebinds_outer,
              # the induction variable and the run-time bounds in place (axis_divisibility: its divisibility
              # is gcd(lower bound, step), AxisInfo.visitForOpInductionVar)
@@ -159,8 +158,7 @@ class ControlFlowLowering(_Base):
              # hints set on block arguments in the body (grouped GEMM's `tl.multiple_of(a_ptrs, [16, 16])`)
              "arg_hints": {a.id: self.value_hints[a.id] for a in args.values() if a.id in self.value_hints},
              # run-time values that steer the loop (bounds, a while condition): kept by dead-code elimination
-             "steering": tuple(b for b in bounds or [] if isinstance(b, Value)) + cond_values},
-            (Region(tuple(ops)),), tuple(c.yielded for c in carried)))
+             "steering": tuple(b for b in bounds or [] if isinstance(b, Value)) + cond_values})
 
 
 def _used_value_ids(ops: list[Op]) -> set[int]:

@@ -12,6 +12,7 @@ import libcst as cst
 
 from kernlint.lowering.entries import CV, DT, Tup
 from kernlint.ir.helion_types import _ALLOC, HTensor
+from kernlint.ir.nodes import OpKind
 from kernlint.ir.symbolic import Sym, Unknown
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class HelionHostCode(_Base):
             dtype = self.default_pointee
             self.assumptions.append(f"{name}: *{dtype} (default tensor dtype; --arg {name}=*bf16 to change)")
         self.pointer_types[name] = dtype
-        ptr = self.emit("param", (), line, self.new_value((), f"ptr<{dtype}>", name), index=len(self.pointer_types))
+        ptr = self.emit(OpKind.PARAM, (), line, self.new_value((), f"ptr<{dtype}>", name), index=len(self.pointer_types))
         assert ptr is not None
         return HTensor(name, ptr, dtype)
 

@@ -22,7 +22,7 @@ from kernlint.lowering.helion_host import HelionHostCode
 from kernlint.ir.helion_types import GRID_FN, TILE_FN, TORCH_DTYPES, HelionIR, HTensor, HTile, RDim, Slot
 from kernlint.lowering.helion_ops import device_call
 from kernlint.lowering.lower import CV, DT, Lowerer, ModuleRef, Tup
-from kernlint.ir.nodes import Region, Value
+from kernlint.ir.nodes import OpKind, Region, Value
 from kernlint.ir.symbolic import Const, Expr, Sym, Unknown
 
 def _code(node: cst.CSTNode) -> str:
@@ -83,7 +83,7 @@ class HelionLowerer(HelionHostCode, Lowerer):
             if ann in ("int", "builtins.int"):
                 env[p.name] = CV(self.extent_sym(p.name))
             elif ann in ("float", "bool"):
-                env[p.name] = self.emit("param", (), self.kernel.line,
+                env[p.name] = self.emit(OpKind.PARAM, (), self.kernel.line,
                                         self.new_value((), "fp32" if ann == "float" else "i1", p.name), index=p.index)
             elif "Callable" in ann:
                 env[p.name] = Unknown(f"callable argument `{p.name}`")
@@ -133,7 +133,7 @@ class HelionLowerer(HelionHostCode, Lowerer):
             node = el.value if isinstance(el, cst.Element) else el
             text = _code(node) if node is not None else "?"
             if kind == "grid":
-                out.append(self.emit("program_id", (), line, self.new_value((), "i32", text)))
+                out.append(self.emit(OpKind.PROGRAM_ID, (), line, self.new_value((), "i32", text)))
                 continue
             given = blocks[i] if i < len(blocks) else blocks[0] if len(blocks) == 1 else None
             fixed = given.expr.evaluate({}) if isinstance(given, CV) else None
@@ -198,7 +198,7 @@ class HelionLowerer(HelionHostCode, Lowerer):
                 if attr == "index":
                     return self.tile_index(obj, self.line(node))[0]
                 return CV(obj.block) if attr == "block_size" else self.emit(
-                    "elementwise", (), self.line(node), self.new_value((), "i32", f"{obj.name}.{attr}"), fn=attr)
+                    OpKind.ELEMENTWISE, (), self.line(node), self.new_value((), "i32", f"{obj.name}.{attr}"), fn=attr)
         return super().expr(node, env)
 
     def global_name(self, node: cst.BaseExpression) -> Any:
@@ -214,10 +214,10 @@ class HelionLowerer(HelionHostCode, Lowerer):
                 return self.index_cache[(t.key, id(block))]
         key = (t.key, id(self.blocks[-1]))
         if key not in self.index_cache:
-            ar = tl_calls.tile(self, "arange", (), line, (t.block,), "i32", start=Const(0), end=t.block)
+            ar = tl_calls.tile(self, OpKind.ARANGE, (), line, (t.block,), "i32", start=Const(0), end=t.block)
             # the tile's offset is left out of the operands: `varies` keeps the index from looking loop-invariant
-            offs = tl_calls.tile(self, "elementwise", (ar,), line, (t.block,), "i32", fn="+", varies=True)
-            mask = tl_calls.tile(self, "elementwise", (offs,), line, (t.block,), "i1", fn="<")
+            offs = tl_calls.tile(self, OpKind.ELEMENTWISE, (ar,), line, (t.block,), "i32", fn="+", varies=True)
+            mask = tl_calls.tile(self, OpKind.ELEMENTWISE, (offs,), line, (t.block,), "i1", fn="<")
             self.value_names.setdefault(offs.id, f"indices_{t.name}")
             self.index_cache[key] = (offs, mask, self.blocks[-1])  # keeps the list alive: ids stay unique
         return self.index_cache[key]
@@ -252,17 +252,17 @@ class HelionLowerer(HelionHostCode, Lowerer):
         mask: Value | None = None
         for j, (offs, m) in enumerate(vectors):
             view = tuple(offs.shape[0] if k == j else Const(1) for k in range(rank))
-            o = tl_calls.tile(self, "view", (offs,), line, view, "i32")
-            mv = tl_calls.tile(self, "view", (m,), line, view, "i1")
+            o = tl_calls.tile(self, OpKind.VIEW, (offs,), line, view, "i32")
+            mv = tl_calls.tile(self, OpKind.VIEW, (m,), line, view, "i1")
             full = tuple(shape[k] if k <= j else Const(1) for k in range(rank))
             # the generated code scales each index by its stride, left out here (`unscaled`: the offsets say
             # nothing about the alignment, axis_divisibility.py)
-            ptr = tl_calls.tile(self, "elementwise", (ptr, o, *scalars), line, full, f"ptr<{t.dtype}>", fn="+",
+            ptr = tl_calls.tile(self, OpKind.ELEMENTWISE, (ptr, o, *scalars), line, full, f"ptr<{t.dtype}>", fn="+",
                                 unscaled=True)
-            mask = mv if mask is None else tl_calls.tile(self, "elementwise", (mask, mv), line, full, "i1", fn="&")
+            mask = mv if mask is None else tl_calls.tile(self, OpKind.ELEMENTWISE, (mask, mv), line, full, "i1", fn="&")
             scalars = []
         if scalars:
-            ptr = tl_calls.tile(self, "elementwise", (ptr, *scalars), line, (), f"ptr<{t.dtype}>", fn="+",
+            ptr = tl_calls.tile(self, OpKind.ELEMENTWISE, (ptr, *scalars), line, (), f"ptr<{t.dtype}>", fn="+",
                                 unscaled=True)
         return ptr, mask, shape
 
@@ -272,7 +272,7 @@ class HelionLowerer(HelionHostCode, Lowerer):
             return Unknown("load")
         ptr, mask, shape = found
         operands = (ptr,) if mask is None else (ptr, mask)
-        return tl_calls.tile(self, "load", operands, self.line(node), shape, t.dtype, block_ptr=False,
+        return tl_calls.tile(self, OpKind.LOAD, operands, self.line(node), shape, t.dtype, block_ptr=False,
                              masked=mask is not None)
 
     def bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any]) -> None:
@@ -290,9 +290,9 @@ class HelionLowerer(HelionHostCode, Lowerer):
         ptr, mask, shape = found
         line = self.line(node)
         if isinstance(value, Value) and value.dtype != t.dtype:
-            value = tl_calls.tile(self, "cast", (value,), line, value.shape, t.dtype)  # Helion casts on store
+            value = tl_calls.tile(self, OpKind.CAST, (value,), line, value.shape, t.dtype)  # Helion casts on store
         operands = tuple(v for v in (ptr, value, mask) if isinstance(v, Value))
-        self.emit("store", operands, line, None)
+        self.emit(OpKind.STORE, operands, line, None)
 
 
 def _rooted_in(node: cst.Attribute, env: dict[str, Any]) -> bool:

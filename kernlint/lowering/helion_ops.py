@@ -11,7 +11,7 @@ import libcst as cst
 
 from kernlint.lowering import tl_calls, tl_reductions
 from kernlint.lowering.lower import CV, DT, HelperRef, Tup
-from kernlint.ir.nodes import Value
+from kernlint.ir.nodes import OpKind, Value
 from kernlint.ir.symbolic import Const, Expr, Unknown
 
 if TYPE_CHECKING:
@@ -74,9 +74,9 @@ def reduce(lo: "HelionLowerer", x: Any, fn: str, args: tuple[Any, ...], kwargs: 
         dim = CV(Const(None))
     out = tl_reductions.reduce(lo, (x, dim), {"keep_dims": keep} if keep is not None else {}, line, fn=REDUCE[fn])
     if fn in ("mean", "var", "norm") and isinstance(out, Value):
-        out = tl_calls.tile(lo, "elementwise", (out,), line, out.shape, out.dtype, fn="/")
+        out = tl_calls.tile(lo, OpKind.ELEMENTWISE, (out,), line, out.shape, out.dtype, fn="/")
     if fn == "logsumexp" and isinstance(out, Value):  # max, exp(x - max), sum, log
-        e = tl_calls.tile(lo, "elementwise", (x,), line, x.shape, x.dtype, fn="exp")
+        e = tl_calls.tile(lo, OpKind.ELEMENTWISE, (x,), line, x.shape, x.dtype, fn="exp")
         out = tl_reductions.reduce(lo, (e, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="sum")
     if (fn in ("max", "min") and _kw(kwargs, "dim") is not None) or (fn in ("max", "min") and args):
         idx = tl_reductions.reduce(lo, (x, dim), {"keep_dims": keep} if keep is not None else {}, line, fn="argmax")
@@ -90,9 +90,9 @@ def softmax(lo: "HelionLowerer", x: Any, args: tuple[Any, ...], kwargs: dict[str
     dim = _kw(kwargs, "dim") or (args[0] if args else CV(Const(-1)))
     keep = {"keep_dims": CV(Const(True))}
     m = tl_reductions.reduce(lo, (x, dim), keep, line, fn="max")
-    e = tl_calls.tile(lo, "elementwise", (x, m), line, x.shape, "fp32", fn="exp")
+    e = tl_calls.tile(lo, OpKind.ELEMENTWISE, (x, m), line, x.shape, "fp32", fn="exp")
     s = tl_reductions.reduce(lo, (e, dim), keep, line, fn="sum")
-    return tl_calls.tile(lo, "elementwise", (e, s), line, x.shape, "fp32", fn="/")
+    return tl_calls.tile(lo, OpKind.ELEMENTWISE, (e, s), line, x.shape, "fp32", fn="/")
 
 
 def matmul(lo: "HelionLowerer", a: Any, b: Any, acc: Any, line: int, out_dtype: Any = None, cast_back: bool = False) -> Any:
@@ -100,7 +100,7 @@ def matmul(lo: "HelionLowerer", a: Any, b: Any, acc: Any, line: int, out_dtype: 
     out = tl_calls.dot(lo, (a, b, acc if isinstance(acc, Value) else None), kw, line)
     if cast_back and isinstance(out, Value) and isinstance(a, Value) and acc is None and out.dtype != a.dtype:
         # torch.matmul of fp16 tensors is fp16: Helion accumulates in fp32 and casts the result.
-        out = tl_calls.tile(lo, "cast", (out,), line, out.shape, a.dtype)
+        out = tl_calls.tile(lo, OpKind.CAST, (out,), line, out.shape, a.dtype)
     return out
 
 
@@ -132,7 +132,7 @@ def torch_op(lo: "HelionLowerer", name: str, x: Any, args: tuple[Any, ...], kwar
             shape = list(x.shape)
             i, j = d0 % len(shape), d1 % len(shape)
             shape[i], shape[j] = shape[j], shape[i]
-            return tl_calls.tile(lo, "trans", (x,), line, tuple(shape), x.dtype)
+            return tl_calls.tile(lo, OpKind.TRANS, (x,), line, tuple(shape), x.dtype)
     if name == "permute" and isinstance(x, Value) and args:  # same fix: permute keeps its order
         return tl_calls.reshape_like(lo, (x, *args), {}, line, kind="permute")
     if name in ("t", "transpose", "permute") and isinstance(x, Value):
@@ -142,8 +142,8 @@ def torch_op(lo: "HelionLowerer", name: str, x: Any, args: tuple[Any, ...], kwar
     if name in VIEWS and isinstance(x, Value):
         shape = _dims(lo, Tup(args) if len(args) != 1 else args[0]) if args else None
         if shape is None or name in ("contiguous", "squeeze", "flatten", "expand_as"):
-            return tl_calls.tile(lo, "view", (x,), line, x.shape, x.dtype)
-        return tl_calls.tile(lo, "view" if name in ("expand", "broadcast_to") else "reshape", (x,), line, shape,
+            return tl_calls.tile(lo, OpKind.VIEW, (x,), line, x.shape, x.dtype)
+        return tl_calls.tile(lo, OpKind.VIEW if name in ("expand", "broadcast_to") else "reshape", (x,), line, shape,
                              x.dtype)
     if name == "where":
         return tl_calls.where(lo, (x, *args), {}, line)
@@ -200,7 +200,7 @@ def device_call(lo: "HelionLowerer", node: cst.Call, env: dict[str, Any]) -> Any
             if shape is None:
                 lo.note(line, f"hl.{name} with a shape kernlint cannot read")
                 return Unknown(name)
-            return tl_calls.tile(lo, "full", (), line, shape, dt.dtype if isinstance(dt, DT) else "fp32")
+            return tl_calls.tile(lo, OpKind.FULL, (), line, shape, dt.dtype if isinstance(dt, DT) else "fp32")
         if name == "dot":
             acc = args[2] if len(args) > 2 else _kw(kwargs, "acc")
             return matmul(lo, args[0] if args else None, args[1] if len(args) > 1 else None, acc, line,
@@ -210,7 +210,7 @@ def device_call(lo: "HelionLowerer", node: cst.Call, env: dict[str, Any]) -> Any
 
             return lo.tile_index(args[0], line)[0] if isinstance(args[0], HTile) else Unknown("tile_index")
         if name in ("arange",) and args and isinstance(args[-1], CV):
-            return tl_calls.tile(lo, "arange", (), line, (args[-1].expr,), "i32")
+            return tl_calls.tile(lo, OpKind.ARANGE, (), line, (args[-1].expr,), "i32")
         if name in ("tile", "grid"):
             lo.note(line, f"hl.{name} outside a `for` statement")
             return Unknown(name)

@@ -19,7 +19,7 @@ from kernlint.lowering import tl_calls, tl_dispatch
 from kernlint.lowering.control_flow import ControlFlowLowering
 from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
 from kernlint.lowering.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
-from kernlint.ir.nodes import KernelIR, Op, Region, Unmodelled, Value
+from kernlint.ir.nodes import KernelIR, Op, OpKind, Region, Unmodelled, Value
 from kernlint.lowering.pointers import helper_lookup, infer_pointees, pointer_params
 from kernlint.ir.symbolic import Const, Expr, Sym, Unknown, binary, select, unary
 
@@ -69,11 +69,18 @@ class Lowerer(ControlFlowLowering):
         self.next_id += 1
         return Value(self.next_id, shape, dtype, name)
 
-    def emit(self, kind: str, operands: tuple[Value, ...], line: int, result: Value | None = None,
-             extra_results: tuple[Value, ...] = (), **attrs: Any) -> Value | None:
+    def emit(self, kind: OpKind | str, operands: tuple[Value, ...], line: int, result: Value | None = None,
+             extra_results: tuple[Value, ...] = (), regions: tuple[Region, ...] = (), **attrs: Any) -> Value | None:
+        """Append one op to the current block: every op of a graph is made here. A kind that is not an `OpKind`
+        (a typo, a name no analysis knows) is an internal error, never a new kind."""
+        try:
+            op_kind = OpKind(kind)
+        except ValueError:
+            raise ValueError(f"lowering emitted an unknown op kind {kind!r} (kernlint.ir.nodes.OpKind lists the "
+                             f"kinds)") from None
         self.next_id += 1
         line = self.call_site or line
-        self.blocks[-1].append(Op(self.next_id, kind, result, operands, line, attrs, results=extra_results))
+        self.blocks[-1].append(Op(self.next_id, op_kind, result, operands, line, attrs, regions, extra_results))
         return result
 
     def decide(self, cond: CV) -> Any:
@@ -137,7 +144,7 @@ class Lowerer(ControlFlowLowering):
                 dtype = "i32"
             if dtype.startswith("ptr<"):
                 pointer_types[p.name] = dtype[4:-1]
-            env[p.name] = self.emit("param", (), self.jit.line, self.new_value((), dtype, p.name), index=p.index)
+            env[p.name] = self.emit(OpKind.PARAM, (), self.jit.line, self.new_value((), dtype, p.name), index=p.index)
         returned = self.run_body(self.jit.node.body, env)
         self.unmodelled.sort(key=lambda u: u.line)
         specialise = self.specialise if self.branch_symbols and not self.bound else None
@@ -247,7 +254,7 @@ class Lowerer(ControlFlowLowering):
                 return CV(unary(op, value.expr))
             if isinstance(value, Value):
                 dtype = "i1" if op == "not" else value.dtype
-                return self.emit("elementwise", (value,), self.line(node), self.new_value(value.shape, dtype), fn=op)
+                return self.emit(OpKind.ELEMENTWISE, (value,), self.line(node), self.new_value(value.shape, dtype), fn=op)
             return value
         if isinstance(node, cst.Comparison):
             left = self.expr(node.left, env)
@@ -348,7 +355,7 @@ class Lowerer(ControlFlowLowering):
         dtype = promote(then.dtype if isinstance(then, Value) else None, other.dtype if isinstance(other, Value) else None)
         # the branches in place (a constexpr one as its expression): axis_divisibility takes the taken one
         sides = tuple(x if isinstance(x, Value) else x.expr if isinstance(x, CV) else None for x in (then, other))
-        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn="where",
+        return self.emit(OpKind.ELEMENTWISE, tuple(values), line, self.new_value(shape, dtype), fn="where",
                          choice=cond.expr, sides=sides)
 
     def arith(self, op: str, a: Any, b: Any, line: int) -> Any:
@@ -369,7 +376,7 @@ class Lowerer(ControlFlowLowering):
         consts = [x.expr for x in (a, b) if isinstance(x, CV)]
         # contiguity analysis reads `x * 1`; messages print `1 - x` the right way round
         extra = {"scalar": consts[0], "scalar_first": isinstance(a, CV)} if len(consts) == 1 else {}
-        return self.emit("elementwise", tuple(values), line, self.new_value(shape, dtype), fn=op, **extra)
+        return self.emit(OpKind.ELEMENTWISE, tuple(values), line, self.new_value(shape, dtype), fn=op, **extra)
 
     def inline(self, helper: JitFunction, args: list[Any], kwargs: dict[str, Any], line: int) -> Any:
         if self.depth >= MAX_INLINE_DEPTH:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 from kernlint.ir.dtypes import literal_dtype, promote
-from kernlint.ir.nodes import Value, is_pointer, pointee
+from kernlint.ir.nodes import OpKind, Value, is_pointer, pointee
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int, binary
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _dtype_arg(entry: Any, default: str) -> str:
     return entry.dtype if isinstance(entry, DT) else default
 
 
-def tile(lo: "Lowerer", kind: str, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...], dtype: str,
+def tile(lo: "Lowerer", kind: OpKind, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...], dtype: str,
          **attrs: Any) -> Value:
     result = lo.emit(kind, operands, line, lo.new_value(shape, dtype), **attrs)
     assert result is not None
@@ -88,7 +88,7 @@ def program_id(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: i
 
     axis = _arg(args, kw, 0, "axis")
     ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
-    return tile(lo, "program_id", (), line, (), "i32", fn=fn, axis=ax)
+    return tile(lo, OpKind.PROGRAM_ID, (), line, (), "i32", fn=fn, axis=ax)
 
 
 def arange(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -99,7 +99,7 @@ def arange(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) 
         lo.note(line, "tl.arange with non-constexpr bounds")
         return Unknown("arange bounds")
     size = binary("-", end.expr, start.expr)
-    return tile(lo, "arange", (), line, (size,), "i32", start=start.expr, end=end.expr)
+    return tile(lo, OpKind.ARANGE, (), line, (size,), "i32", start=start.expr, end=end.expr)
 
 
 def full(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fill: bool) -> Any:
@@ -109,14 +109,14 @@ def full(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *,
         lo.note(line, "tl.zeros/tl.full with a shape that is not constexpr")
         return Unknown("shape")
     # tl.zeros: a zero accumulator lets Triton's combine move a dot to the add it feeds (smem_straight.py)
-    return tile(lo, "full", (), line, shape, dtype, zeros=not fill)
+    return tile(lo, OpKind.FULL, (), line, shape, dtype, zeros=not fill)
 
 
 def like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     src = _arg(args, kw, 0, "input")
     if not isinstance(src, Value):
         return Unknown("zeros_like of unknown")
-    return tile(lo, "full", (), line, src.shape, _dtype_arg(kw.get("dtype"), src.dtype))
+    return tile(lo, OpKind.FULL, (), line, src.shape, _dtype_arg(kw.get("dtype"), src.dtype))
 
 
 def load(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -138,7 +138,7 @@ def load(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) ->
         # Triton broadcasts the pointer block with the mask and `other` (semantic.load): a `(1, R)` address
         # block loaded under a `(BLOCK_M, 1)` mask is a (BLOCK_M, R) tile
         shape = broadcast_shapes(shape, *(v.shape for v in _values(mask, other) if v.shape))
-    return tile(lo, "load", _values(ptr, mask, other), line, shape, pointee(ptr.dtype),
+    return tile(lo, OpKind.LOAD, _values(ptr, mask, other), line, shape, pointee(ptr.dtype),
                 block_ptr=block_ptr, masked=mask is not None)
 
 
@@ -149,7 +149,7 @@ def store(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -
         # access to model (a shared-memory pointer from an extension module, `tle.gpu.local_ptr`)
         lo.note(line, "tl.store to something not recognised as a pointer")
         return None
-    lo.emit("store", _values(ptr, value, mask), line, None)
+    lo.emit(OpKind.STORE, _values(ptr, value, mask), line, None)
     return None
 
 
@@ -158,7 +158,7 @@ def atomic(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) 
     operands = _values(*args, *kw.values())
     if not isinstance(ptr, Value):
         return Unknown("atomic")
-    return tile(lo, "atomic", operands, line, ptr.shape, pointee(ptr.dtype))
+    return tile(lo, OpKind.ATOMIC, operands, line, ptr.shape, pointee(ptr.dtype))
 
 
 def dot(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -175,7 +175,7 @@ def dot(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> 
     # input_precision / allow_tf32 decide whether an fp32 dot runs on tensor cores or as FMA (placement.py)
     precision = kw.get("input_precision")
     allow_tf32 = kw.get("allow_tf32")
-    return tile(lo, "dot", _values(a, b, acc), line, shape, out, M=a.shape[-2], N=b.shape[-1], K=a.shape[-1],
+    return tile(lo, OpKind.DOT, _values(a, b, acc), line, shape, out, M=a.shape[-2], N=b.shape[-1], K=a.shape[-1],
                 a_dtype=a.dtype, b_dtype=b.dtype,
                 input_precision=precision.expr if isinstance(precision, CV) else None,
                 allow_tf32=allow_tf32.expr if isinstance(allow_tf32, CV) else None)
@@ -197,7 +197,7 @@ def where(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -
         dtype = promote(x.dtype if isinstance(x, Value) else None, y.dtype if isinstance(y, Value) else None)
     else:  # both scalars become tensors of their own type: tl.where(c, -1.0, 1.0) is fp32 (bitsandbytes fp4)
         dtype = literal_dtype(x) or literal_dtype(y) or "i32"
-    return tile(lo, "elementwise", values, line, shape, dtype, fn="where")
+    return tile(lo, OpKind.ELEMENTWISE, values, line, shape, dtype, fn="where")
 
 
 
@@ -216,18 +216,18 @@ def elementwise(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: 
         dtype = promote(dtype, v.dtype)
     if fn in ("isnan", "isinf", "signbit"):
         dtype = "i1"
-    return tile(lo, "elementwise", values, line, shape, dtype, fn=fn)
+    return tile(lo, OpKind.ELEMENTWISE, values, line, shape, dtype, fn=fn)
 
 
 def cast(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     x, dtype = _arg(args, kw, 0, "input"), _arg(args, kw, 1, "dtype")
     if not isinstance(x, Value):
         return x
-    return tile(lo, "cast", (x,), line, x.shape, _dtype_arg(dtype, x.dtype))
+    return tile(lo, OpKind.CAST, (x,), line, x.shape, _dtype_arg(dtype, x.dtype))
 
 
 def transpose(lo: "Lowerer", x: Value, line: int) -> Value:
-    return tile(lo, "trans", (x,), line, tuple(reversed(x.shape)), x.dtype)
+    return tile(lo, OpKind.TRANS, (x,), line, tuple(reversed(x.shape)), x.dtype)
 
 
 def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, kind: str) -> Any:
@@ -242,7 +242,7 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
             dims = list(dims[0].items)
         order = [as_int(d.expr.evaluate({})) for d in dims if isinstance(d, CV)]
         if order and all(o is not None for o in order) and len(order) == len(x.shape):
-            return tile(lo, "trans", (x,), line, tuple(x.shape[o] for o in order if o is not None), x.dtype)
+            return tile(lo, OpKind.TRANS, (x,), line, tuple(x.shape[o] for o in order if o is not None), x.dtype)
         return transpose(lo, x, line)
     if kind == "expand_dims":
         axis = _arg(args, kw, 1, "axis")
@@ -251,20 +251,20 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
             return Unknown("expand_dims axis")
         shape = list(x.shape)
         shape.insert(ax % (len(shape) + 1), Const(1))
-        return tile(lo, "view", (x,), line, tuple(shape), x.dtype)
+        return tile(lo, OpKind.VIEW, (x,), line, tuple(shape), x.dtype)
     if kind == "join":
         y = _arg(args, kw, 1, "b")
-        return tile(lo, "join", _values(x, y), line, (*x.shape, Const(2)), x.dtype)
+        return tile(lo, OpKind.JOIN, _values(x, y), line, (*x.shape, Const(2)), x.dtype)
     if kind == "interleave":  # join + reshape of the last dim: [..., N] × 2 → [..., 2N]
-        joined = tile(lo, "join", _values(x, _arg(args, kw, 1, "b")), line, (*x.shape, Const(2)), x.dtype)
+        joined = tile(lo, OpKind.JOIN, _values(x, _arg(args, kw, 1, "b")), line, (*x.shape, Const(2)), x.dtype)
         if not x.shape:   # two scalars: Triton's interleave returns their join, a [2] tile, as it is
             return joined
-        return tile(lo, "reshape", (joined,), line, (*x.shape[:-1], binary("*", x.shape[-1], Const(2))), x.dtype)
+        return tile(lo, OpKind.RESHAPE, (joined,), line, (*x.shape[:-1], binary("*", x.shape[-1], Const(2))), x.dtype)
     if kind == "split":
         from kernlint.lowering.lower import Tup as _Tup
 
-        a = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
-        b = tile(lo, "split", (x,), line, x.shape[:-1], x.dtype)
+        a = tile(lo, OpKind.SPLIT, (x,), line, x.shape[:-1], x.dtype)
+        b = tile(lo, OpKind.SPLIT, (x,), line, x.shape[:-1], x.dtype)
         return _Tup((a, b))
     if len(args) > 2:  # x.reshape(BLOCK_M, BLOCK_K): the dims as separate arguments
         dims = args[1:]
@@ -274,7 +274,7 @@ def reshape_like(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line:
     if shape is None:
         lo.note(line, f"tl.{kind} with a shape that is not constexpr")
         return Unknown(kind)
-    return tile(lo, "view" if kind == "broadcast_to" else "reshape", (x,), line, shape, x.dtype)
+    return tile(lo, OpKind.VIEW if kind == "broadcast_to" else "reshape", (x,), line, shape, x.dtype)
 
 
 def gather(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -285,7 +285,7 @@ def gather(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) 
     ax = as_int(axis.expr.evaluate({})) if isinstance(axis, CV) else None
     if not isinstance(src, Value) or not isinstance(index, Value) or ax is None or not src.shape:
         return Unknown("gather")
-    return tile(lo, "gather", (src, index), line, index.shape, src.dtype, axis=ax % len(src.shape))
+    return tile(lo, OpKind.GATHER, (src, index), line, index.shape, src.dtype, axis=ax % len(src.shape))
 
 
 def make_block_ptr(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -294,7 +294,7 @@ def make_block_ptr(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], lin
     if not isinstance(base, Value) or block_shape is None:
         lo.note(line, "tl.make_block_ptr not understood")
         return Unknown("block ptr")
-    return tile(lo, "make_block_ptr", (base,), line, block_shape, f"blockptr<{pointee(base.dtype)}>")
+    return tile(lo, OpKind.MAKE_BLOCK_PTR, (base,), line, block_shape, f"blockptr<{pointee(base.dtype)}>")
 
 
 def make_descriptor(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -303,14 +303,14 @@ def make_descriptor(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], li
     if not isinstance(base, Value) or block_shape is None:
         lo.note(line, "tensor descriptor not understood")
         return Unknown("descriptor")
-    return tile(lo, "make_descriptor", (base,), line, block_shape, f"desc<{pointee(base.dtype)}>")
+    return tile(lo, OpKind.MAKE_DESCRIPTOR, (base,), line, block_shape, f"desc<{pointee(base.dtype)}>")
 
 
 def advance(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
     ptr = _arg(args, kw, 0, "base")
     if not isinstance(ptr, Value):
         return Unknown("advance")
-    return tile(lo, "advance", _values(*args), line, ptr.shape, ptr.dtype)
+    return tile(lo, OpKind.ADVANCE, _values(*args), line, ptr.shape, ptr.dtype)
 
 
 def cdiv(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:
@@ -320,7 +320,7 @@ def cdiv(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) ->
     if isinstance(a, CV) and isinstance(b, CV):
         return CV(binary("cdiv", a.expr, b.expr))
     values = _values(a, b)
-    return tile(lo, "elementwise", values, line, (), "i32", fn="cdiv") if values else Unknown("cdiv")
+    return tile(lo, OpKind.ELEMENTWISE, values, line, (), "i32", fn="cdiv") if values else Unknown("cdiv")
 
 
 def _passthrough(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int) -> Any:

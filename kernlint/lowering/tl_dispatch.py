@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from kernlint.ir.dtypes import PHILOX_RESULTS
-from kernlint.ir.nodes import Value, pointee
+from kernlint.ir.nodes import OpKind, Value, pointee
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int
 from kernlint.lowering.tl_calls import (
     _PREFIXES,
@@ -55,7 +55,7 @@ def _random(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int,
     if not values:
         return Unknown(fn)
     shape = max((v.shape for v in values), key=len)
-    return tile(lo, "elementwise", values, line, shape, PHILOX_RESULTS[fn], fn=fn)
+    return tile(lo, OpKind.ELEMENTWISE, values, line, shape, PHILOX_RESULTS[fn], fn=fn)
 
 
 def _short(qualname: str) -> str | None:
@@ -89,8 +89,8 @@ def call(lo: "Lowerer", node: cst.Call, env: dict[str, Any]) -> Any:
                 return cast(lo, (obj, *args), kwargs, line)
             if obj.dtype.startswith("desc<") and method in ("load", "store"):
                 if method == "load":
-                    return tile(lo, "load", (obj,), line, obj.shape, pointee(obj.dtype), block_ptr=True)
-                lo.emit("store", _values(obj, *args), line, None)
+                    return tile(lo, OpKind.LOAD, (obj,), line, obj.shape, pointee(obj.dtype), block_ptr=True)
+                lo.emit(OpKind.STORE, _values(obj, *args), line, None)
                 return None
             handler = _handler(method)
             if handler is not None:
@@ -152,4 +152,4 @@ def subscript(lo: "Lowerer", node: cst.Subscript, env: dict[str, Any]) -> Any:
             lo.note(line, "indexing a tile with a value")
             return Unknown("tile index")
     shape.extend(dims)
-    return tile(lo, "view", (base,), line, tuple(shape), base.dtype)
+    return tile(lo, OpKind.VIEW, (base,), line, tuple(shape), base.dtype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kernlint.ir.dtypes import reduction_input_dtype
-from kernlint.ir.nodes import Value
+from kernlint.ir.nodes import OpKind, Value
 from kernlint.ir.symbolic import Const, Expr, Unknown, as_int
 from kernlint.lowering.tl_calls import _arg, _dtype_arg, tile
 
@@ -34,7 +34,7 @@ def _tiles(x: Any) -> tuple[Value, ...] | None:
     return None
 
 
-def _multi(lo: "Lowerer", kind: str, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...],
+def _multi(lo: "Lowerer", kind: OpKind, operands: tuple[Value, ...], line: int, shape: tuple[Expr, ...],
            dtypes: tuple[str, ...], **attrs: Any) -> Any:
     """One op with a result per operand (a tuple reduce/scan is one tt.reduce/tt.scan in Triton)."""
     from kernlint.lowering.lower import Tup
@@ -65,7 +65,7 @@ def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, 
         shape = tuple(Const(1) if (i == ax and keep_dims) else d for i, d in enumerate(x.shape)
                       if i != ax or keep_dims)
     dtypes = ("i32",) if fn in ("argmax", "argmin") else tuple(v.dtype for v in xs)
-    return _multi(lo, "reduce", xs, line, shape, dtypes, axis=ax, fn=fn, in_shape=x.shape)
+    return _multi(lo, OpKind.REDUCE, xs, line, shape, dtypes, axis=ax, fn=fn, in_shape=x.shape)
 
 
 def _promoted(lo: "Lowerer", x: Value, fn: str, kw: dict[str, Any], line: int) -> Value:
@@ -73,7 +73,7 @@ def _promoted(lo: "Lowerer", x: Value, fn: str, kw: dict[str, Any], line: int) -
     explicit cast of the whole tile, as `x.to(tl.float32)` in triton/language/standard.py emits it."""
     requested = kw.get("dtype")
     want = reduction_input_dtype(fn, x.dtype, _dtype_arg(requested, x.dtype) if requested is not None else None)
-    return x if want == x.dtype else tile(lo, "cast", (x,), line, x.shape, want)
+    return x if want == x.dtype else tile(lo, OpKind.CAST, (x,), line, x.shape, want)
 
 
 def scan(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *, fn: str = "associative_scan") -> Any:
@@ -83,4 +83,4 @@ def scan(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, *,
     if fn in ("cumsum", "cumprod") and len(xs) == 1:
         xs = (_promoted(lo, xs[0], fn, kw, line),)
     ax = _axis_of(_arg(args, kw, 1, "axis"), len(xs[0].shape))
-    return _multi(lo, "scan", xs, line, xs[0].shape, tuple(v.dtype for v in xs), axis=ax)
+    return _multi(lo, OpKind.SCAN, xs, line, xs[0].shape, tuple(v.dtype for v in xs), axis=ax)
