@@ -1,6 +1,7 @@
 """lint_paths / lint_source: the one entry point used by the CLI (and later the LSP and pre-commit)."""
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import os
@@ -96,6 +97,26 @@ def _is_kernel(jit: JitFunction, launched: bool, called: set[str]) -> bool:
     return launched or jit.autotune is not None or (jit.full_name not in called and not jit.returns_value)
 
 
+def _data_table_for(jit: JitFunction, targets: tuple[GpuSpec, ...]) -> tuple[JitFunction, str | None]:
+    """An autotune list read from the package's data files: the file the targets' architecture reads (its own
+    where the package has one, else the generic one), and a note naming it; the generic list and a note saying
+    why where the targets would read different files."""
+    spec = jit.autotune
+    if spec is None or spec.data is None:
+        return jit, None
+    data = spec.data
+    table = data.for_capabilities([t.capability for t in targets])
+    if table is None:
+        return jit, (f"autotune configs under `{data.key}` from {data.generic.path if data.generic else 'no generic file'}"
+                     f": the targets' architectures read different files "
+                     f"({', '.join(v.path for v in data.variants)}); give one --target to use its own")
+    if table is not data.generic:
+        jit = dataclasses.replace(jit, autotune=dataclasses.replace(spec, configs=table.configs, unknown_reason=None))
+    which = ("its architecture's file" if table.arch else
+             "the generic file" + ("; no file for this architecture" if data.variants else ""))
+    return jit, f"autotune configs under `{data.key}` read from {table.path} ({which})"
+
+
 def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, launches: list[LaunchSite],
                    targets: tuple[GpuSpec, ...], settings: Settings) -> KernelAnalysis:
     from kernlint.analysis.configs import config_points, given_arg_values, launch_pointees
@@ -110,8 +131,11 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
     ir = Lowerer(jit, module, helpers, settings.arg_types, pointee, inferred=launch_pointees(jit, launches)).lower()
     cli = [c for c in settings.cli_configs
            if any(k in jit.constexpr_names for k in c) or all(k in ("num_warps", "num_stages", "maxnreg") for k in c)]
+    jit, data_note = _data_table_for(jit, targets)
     points = config_points(jit, launches, cli, StaticEvaluator(module.names, module.constants),
                            given_arg_values(jit, arg_types))
+    if data_note is not None:
+        points = [dataclasses.replace(p, source_note=data_note) if p.origin == "autotune" else p for p in points]
     estimates: list[KernelEstimate] = [estimate(ir, p, t) for p in points for t in targets]
     return KernelAnalysis(jit, ir, tuple(points), tuple(estimates))
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:   # annotations only: a file without kernels gets its (empty) facts without libcst
     import libcst as cst
 
+    from kernlint.frontend.data_configs import DataConfigs
     from kernlint.frontend.static_eval import ConfigLiteral
 
 ConfigOrigin = Literal["autotune", "launch", "default", "cli", "heuristics"]
@@ -29,6 +30,9 @@ class AutotuneSpec:
     line: int
     unknown_reason: str | None = None  # set when the config list could not be evaluated statically
     has_prune: bool = False
+    # the list came from the package's data files (`configs=runtime.get_tuned_config("mm")`): `configs` is the
+    # generic file's, and a target whose architecture has a file of its own reads that one (api.analyse_kernel)
+    data: DataConfigs | None = None
 
 
 @dataclass(frozen=True, slots=True)

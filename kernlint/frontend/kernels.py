@@ -9,6 +9,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from kernlint.frontend.config_functions import ModuleFunctions
+from kernlint.frontend.data_configs import DataConfigs
+from kernlint.frontend.data_configs import resolve as resolve_data_configs
 from kernlint.frontend.facts import (
     NO_DEFAULT, AutotuneSpec, HeuristicValue, JitFunction, LaunchSite, ModuleFacts, Param, UnresolvedDecorator,
 )
@@ -287,6 +289,7 @@ class _Collector:
         line = self.names.line(call)
         configs: tuple[ConfigLiteral, ...] = ()
         reason: str | None = "no `configs=` argument"
+        data: DataConfigs | str | None = None
         if configs_node is not None:
             value = self.ev.evaluate(configs_node)
             inner = _single_argument(configs_node)
@@ -297,6 +300,14 @@ class _Collector:
                 listed = self.ev.evaluate(inner)
                 if isinstance(listed, (list, tuple)) and listed and all(isinstance(c, ConfigLiteral) for c in listed):
                     value = listed
+            data = self._data_configs(configs_node, line) if isinstance(value, Unknown) else None
+            if isinstance(data, str) and isinstance(value, Unknown):
+                value = Unknown(f"{value.reason}; {data}")
+            elif isinstance(data, DataConfigs):
+                # the generic file's list; a target with a file of its own reads that one (api.analyse_kernel)
+                value = list(data.generic.configs) if data.generic is not None else Unknown(
+                    f"configs under `{data.key}` only in per-architecture data files "
+                    f"({', '.join(v.path for v in data.variants)})")
             if isinstance(value, Unknown) and isinstance(configs_node, cst.Call) \
                     and not value.reason.startswith("configs from"):
                 # `configs=runtime.get_tuned_config("mm")`: a table loaded at run time, named as the source
@@ -309,7 +320,21 @@ class _Collector:
                 reason = "the configs expression does not evaluate to a list of triton.Config"
         key = self.ev.evaluate(key_node) if key_node is not None else ()
         key_names = tuple(str(k) for k in key) if isinstance(key, (list, tuple)) else ()
-        return AutotuneSpec(configs, key_names, line, reason, has_prune)
+        return AutotuneSpec(configs, key_names, line, reason, has_prune,
+                            data if isinstance(data, DataConfigs) else None)
+
+    def _data_configs(self, node: cst.BaseExpression, line: int) -> DataConfigs | str | None:
+        """`runtime.get_tuned_config("mm")`: a call into the file's own package with one literal key, looked
+        up in the package's data files (frontend.data_configs); None when the call is not of that form."""
+        if not isinstance(node, cst.Call) or len(node.args) != 1 or node.args[0].keyword is not None \
+                or node.args[0].star or not isinstance(node.args[0].value, cst.SimpleString):
+            return None
+        key = node.args[0].value.evaluated_value
+        top = self.module_name.split(".")[0]
+        if not isinstance(key, str) or not top \
+                or not any(q.split(".")[0] == top for q in self.names.qualnames(node.func)):
+            return None
+        return resolve_data_configs(self.path, key, line)
 
     def _heuristics(self, call: cst.Call) -> list[HeuristicValue]:
         arg = next((a for a in call.args if a.keyword is None or a.keyword.value == "values"), None)
