@@ -87,6 +87,8 @@ class SafeEval:
                     return False
                 left = right
             return True
+        if isinstance(n, ast.IfExp):   # `0 if n <= LIMIT else 1`: only the branch the known test picks
+            return self._ev(n.body) if self._ev(n.test) else self._ev(n.orelse)
         if isinstance(n, ast.Tuple):
             return tuple(self._ev(e) for e in n.elts)
         if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.value, ast.Name):
@@ -146,6 +148,14 @@ class KernelSource:
     # host helpers the launching functions may call: the file's own top-level functions and the functions it
     # imports from the project's other modules (found as Python would, from the package structure)
     helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    # the file's module-level names with a value SafeEval finds (`BLOCK_SIZE = 1024`, `LIMIT = 2**31 - 4 *
+    # BLOCK_SIZE`), in order: a launch passes them (`BLOCK_SIZE=BLOCK_SIZE`) or tests them
+    constants: dict[str, Any] = field(default_factory=dict)
+
+    def _host_scope(self, fn: ast.FunctionDef | None, env: Mapping[str, Any]) -> dict[str, Any]:
+        """The module constants a launching function sees (not those its parameters shadow), under `env`."""
+        shadowed = {a.arg for a in (fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs)} if fn else set()
+        return {**{k: v for k, v in self.constants.items() if k not in shadowed}, **env}
 
     def launch_value_in_order(self, name: str, env: Mapping[str, Any]) -> Any:
         """Like `launch_value`, but the launching function's statements before the launch are evaluated in
@@ -155,7 +165,7 @@ class KernelSource:
         for (args, _, _), (fn, line) in zip(self.launches, self.launch_fns):
             if name not in args:
                 continue
-            scope = dict(env)
+            scope = self._host_scope(fn, env)
             _run_in_order(fn.body, scope, env, line, self.helpers)
             val = SafeEval(scope, funcs=self.helpers)(args[name])
             if val is not None:
@@ -188,9 +198,9 @@ class KernelSource:
         val = self.launch_value_in_order(name, env)
         if val is not None:
             return val
-        for args, loc, _ in self.launches:
+        for (args, loc, _), (fn, _line) in zip(self.launches, self.launch_fns):
             if name in args:
-                val = SafeEval(env, loc, self.helpers)(args[name])
+                val = SafeEval(self._host_scope(fn, env), loc, self.helpers)(args[name])
                 if val is not None:
                     return val
         return None
@@ -219,6 +229,8 @@ def _run_in_order(body: list[ast.stmt], scope: dict[str, Any], given: Mapping[st
                 bind(t, v)
 
     for st in body:
+        if isinstance(st, ast.With) and st.lineno <= stop <= (st.end_lineno or st.lineno):
+            return _run_in_order(st.body, scope, given, stop, funcs, calls)   # `with device(x): kernel[grid](...)`
         if st.lineno <= stop <= (st.end_lineno or st.lineno) and not isinstance(st, ast.If):
             return False
         if isinstance(st, ast.Assign):
@@ -331,6 +343,7 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
     if tree is None:
         return out
     out.helpers = _host_helpers(path, tree)
+    out.constants = _module_constants(tree)
     kernel_fn = next((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == kernel_name), None)
     kernel_params = [a.arg for a in kernel_fn.args.args] if kernel_fn else []
     out.params = kernel_params
@@ -397,6 +410,32 @@ def _host_helpers(path: str, tree: ast.Module) -> dict[str, ast.FunctionDef]:
                 if alias.name in defs and (alias.asname or alias.name) not in out:
                     out[alias.asname or alias.name] = defs[alias.name]
             break
+    return out
+
+
+def _module_constants(tree: ast.Module) -> dict[str, Any]:
+    """Module-level `NAME = <expr>` in order, each evaluated over the names before it; a name assigned again
+    with something unknown is dropped, and one bound anywhere else at module level (`for`, `if`, `import`,
+    a second target) is left out."""
+    out: dict[str, Any] = {}
+    for st in tree.body:
+        if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            value = SafeEval(out)(st.value) if len(targets) == 1 and isinstance(targets[0], ast.Name) else None
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        out.pop(n.id, None)
+            if value is not None and isinstance(targets[0], ast.Name):
+                out[targets[0].id] = value
+        elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Expr)):
+            for n in ast.walk(st):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    out.pop(n.id, None)
+                elif isinstance(n, ast.alias):
+                    out.pop((n.asname or n.name).split(".")[0], None)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.pop(st.name, None)
     return out
 
 

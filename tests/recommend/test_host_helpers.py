@@ -75,10 +75,70 @@ def test_block_and_warps_come_from_the_imported_helper(tmp_path: Path) -> None:
 
 def test_an_unknown_branch_leaves_the_value_unknown_never_guessed(tmp_path: Path) -> None:
     src = read_kernel_source(str(_tree(tmp_path)), "row_kernel")
-    # 40000 -> 65536: the warp count depends on is_other_vendor() through an `x if c else y` the evaluator does
-    # not follow, so it stays unknown; the block does not depend on it
+    # 40000 -> 65536: the warp count depends on is_other_vendor(), a function of utils.py that ops.py does not
+    # import, through `x if c else y`: the test is unknown, so the value stays unknown; the block does not
+    # depend on it
     env = {"n_cols": 40000, "n_rows": 64}
     assert src.launch_value("BLOCK", env) == 65536
     assert src.launch_value_in_order("num_warps", env) is None
     # past MAX the helper raises: no value
     assert src.launch_value("BLOCK", {"n_cols": 70000, "n_rows": 64}) is None
+
+
+GEGLU = '''
+import triton
+import triton.language as tl
+import torch
+from .utils import device_guard
+
+LIMIT = 2**31
+BLOCK_SIZE = 1024
+SAFETY = LIMIT - BLOCK_SIZE * 4
+for _name in ("unused",):
+    SHADOWED = 1
+
+
+@triton.jit
+def fwd(e, h, n_elements, BLOCK_SIZE: tl.constexpr, LONG_INDEXING: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(h + offs, tl.load(e + offs, mask=offs < n_elements), mask=offs < n_elements)
+
+
+def launch(gate, SAFETY=None):
+    n_elements = gate.numel()
+    out = torch.empty_like(gate)
+    with device_guard(gate.device):
+        wide = n_elements > 1000
+        fwd[(triton.cdiv(n_elements, BLOCK_SIZE),)](gate, out, n_elements, BLOCK_SIZE=BLOCK_SIZE,
+                                                    LONG_INDEXING=0 if n_elements <= LIMIT - 4096 else 1,
+                                                    num_warps=8 if wide else 4)
+    return out
+
+
+def other(gate):
+    fwd[(1,)](gate, gate, 1, BLOCK_SIZE=BLOCK_SIZE, LONG_INDEXING=SAFETY)
+'''
+
+
+def test_module_constants_conditional_expressions_and_with_blocks_reach_the_launch(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "geglu.py").write_text(GEGLU, encoding="utf-8")
+    src = read_kernel_source(str(pkg / "geglu.py"), "fwd")
+    # module constants in order: SAFETY = 2**31 - 1024 * 4; a name bound in a `for` is not a constant
+    assert src.constants == {"LIMIT": 2**31, "BLOCK_SIZE": 1024, "SAFETY": 2**31 - 4096}
+    assert src.launch_value_in_order("BLOCK_SIZE", {}) == 1024
+    # `0 if n_elements <= 2**31 - 4096 else 1`: known once the size is; unknown without it
+    assert src.launch_value_in_order("LONG_INDEXING", {"n_elements": 4096 * 14336}) == 0
+    assert src.launch_value_in_order("LONG_INDEXING", {"n_elements": 2**31}) == 1
+    # without it launch() says nothing, and the next launch, other()'s, passes the module's SAFETY
+    assert src.launch_value("LONG_INDEXING", {}) == 2**31 - 4096
+    # `wide` is assigned inside the `with` block before the launch: 8 warps past 1000 elements
+    assert src.launch_value_in_order("num_warps", {"n_elements": 4096}) == 8
+    assert src.launch_value_in_order("num_warps", {"n_elements": 512}) == 4
+    # a launching function's parameter shadows the module constant of the same name (`launch(gate, SAFETY)`);
+    # other() reads the module's SAFETY
+    assert [fn.name for fn, _ in src.launch_fns] == ["launch", "other"]
+    assert src._host_scope(src.launch_fns[0][0], {}).get("SAFETY") is None
+    assert src._host_scope(src.launch_fns[1][0], {})["SAFETY"] == 2**31 - 4096
