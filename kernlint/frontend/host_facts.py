@@ -31,6 +31,11 @@ class _Unknown(Exception):
     pass
 
 
+def callable_shadow(value: Any) -> bool:
+    """Whether an environment value under a called name may be what is called (anything but a number)."""
+    return value is not None and not isinstance(value, (int, float))
+
+
 class SafeEval:
     """Evaluate an expression over `env`; names bound by `locals_` (name → expression) are followed once."""
 
@@ -95,8 +100,10 @@ class SafeEval:
             key = n.slice.value  # META["BLOCK_M"]
             if isinstance(key, str) and key in self.env:
                 return self.env[key]
+        # a called name is a function: a number the environment holds under it (a size filled in for every
+        # name a loop bound reads, `prev_multiple_of` included) does not hide the helper
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in self.funcs \
-                and n.func.id not in self.env and self.calls < MAX_HELPER_DEPTH:
+                and not callable_shadow(self.env.get(n.func.id)) and self.calls < MAX_HELPER_DEPTH:
             args = [self._ev(a) for a in n.args if not isinstance(a, ast.Starred)]
             if len(args) != len(n.args):
                 raise _Unknown("*args")
@@ -151,6 +158,9 @@ class KernelSource:
     # the file's module-level names with a value SafeEval finds (`BLOCK_SIZE = 1024`, `LIMIT = 2**31 - 4 *
     # BLOCK_SIZE`), in order: a launch passes them (`BLOCK_SIZE=BLOCK_SIZE`) or tests them
     constants: dict[str, Any] = field(default_factory=dict)
+    # the file's `@triton.jit` helpers (its own and those it imports from the project) that a loop bound calls
+    # (`range(0, prev_multiple_of(N, TILE_N), TILE_N)`): their `return` expression is read like a host helper's
+    device_helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
     def _host_scope(self, fn: ast.FunctionDef | None, env: Mapping[str, Any]) -> dict[str, Any]:
         """The module constants a launching function sees (not those its parameters shadow), under `env`."""
@@ -343,6 +353,7 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
     if tree is None:
         return out
     out.helpers = _host_helpers(path, tree)
+    out.device_helpers = _host_helpers(path, tree, jit=True)
     out.constants = _module_constants(tree)
     kernel_fn = next((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == kernel_name), None)
     kernel_params = [a.arg for a in kernel_fn.args.args] if kernel_fn else []
@@ -376,12 +387,25 @@ def read_kernel_source(path: str, kernel_name: str) -> KernelSource:
     return out
 
 
-def _host_helpers(path: str, tree: ast.Module) -> dict[str, ast.FunctionDef]:
+def _is_jit(fn: ast.FunctionDef) -> bool:
+    """`@triton.jit`, `@jit`, `@triton.jit(...)` as its only decorator."""
+    if len(fn.decorator_list) != 1:
+        return False
+    dec = fn.decorator_list[0]
+    dec = dec.func if isinstance(dec, ast.Call) else dec
+    return (dec.attr if isinstance(dec, ast.Attribute) else getattr(dec, "id", None)) == "jit"
+
+
+def _host_helpers(path: str, tree: ast.Module, jit: bool = False) -> dict[str, ast.FunctionDef]:
     """Top-level functions of the file, and those its top-level `from X import f` lines bring in from files
-    of the same project (relative imports, or absolute ones under the directory above the top package)."""
+    of the same project (relative imports, or absolute ones under the directory above the top package):
+    undecorated ones, or (`jit`) `@triton.jit` ones."""
     import os
 
-    out = {st.name: st for st in tree.body if isinstance(st, ast.FunctionDef) and not st.decorator_list}
+    def wanted(f: ast.FunctionDef) -> bool:
+        return _is_jit(f) if jit else not f.decorator_list
+
+    out = {st.name: st for st in tree.body if isinstance(st, ast.FunctionDef) and wanted(st)}
     here = os.path.dirname(os.path.abspath(path))
     top = here
     while os.path.isfile(os.path.join(top, "__init__.py")):
@@ -405,7 +429,7 @@ def _host_helpers(path: str, tree: ast.Module) -> dict[str, ast.FunctionDef]:
                 other = None
             if other is None:
                 break
-            defs = {f.name: f for f in other.body if isinstance(f, ast.FunctionDef) and not f.decorator_list}
+            defs = {f.name: f for f in other.body if isinstance(f, ast.FunctionDef) and wanted(f)}
             for alias in st.names:
                 if alias.name in defs and (alias.asname or alias.name) not in out:
                     out[alias.asname or alias.name] = defs[alias.name]
@@ -495,7 +519,7 @@ def _bounds(src: KernelSource, line: int, env: Mapping[str, Any]) -> tuple[int, 
     loop = src.loops.get(line)
     if loop is None:
         return None
-    ev = SafeEval(env, loop.locals)
+    ev = SafeEval(env, loop.locals, src.device_helpers)
     start, stop, step = ev(loop.start), ev(loop.stop), ev(loop.step)
     if not all(isinstance(v, (int, float)) for v in (start, stop, step)) or step <= 0:
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.frontend.host_facts import read_kernel_source
+from kernlint.frontend.host_facts import read_kernel_source, trip_count
 
 UTILS = '''
 import triton
@@ -142,3 +142,57 @@ def test_module_constants_conditional_expressions_and_with_blocks_reach_the_laun
     assert [fn.name for fn, _ in src.launch_fns] == ["launch", "other"]
     assert src._host_scope(src.launch_fns[0][0], {}).get("SAFETY") is None
     assert src._host_scope(src.launch_fns[1][0], {})["SAFETY"] == 2**31 - 4096
+
+
+SOFTMAX = '''
+import triton
+import triton.language as tl
+from .utils import cdiv_times
+
+
+@triton.jit
+def prev_multiple_of(a, b):
+    # the largest x < a with x % b == 0
+    return tl.cdiv(a, b) * b - b
+
+
+@triton.jit
+def softmax_inner(out_ptr, in_ptr, N, TILE_N: tl.constexpr):
+    z = tl.zeros([TILE_N], dtype=tl.float32)
+    previous_multiple = prev_multiple_of(N, TILE_N)
+    for start in range(0, previous_multiple, TILE_N):
+        z += tl.load(in_ptr + start + tl.arange(0, TILE_N))
+    for start in range(previous_multiple, N, TILE_N):
+        offs = start + tl.arange(0, TILE_N)
+        z += tl.load(in_ptr + offs, mask=offs < N, other=0.0)
+    for start in range(0, cdiv_times(N, TILE_N), TILE_N):
+        tl.store(out_ptr + start + tl.arange(0, TILE_N), z)
+'''
+SOFTMAX_UTILS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def cdiv_times(a, b):
+    n = tl.cdiv(a, b)
+    return n * b
+'''
+
+
+def test_loop_bounds_through_jit_helpers_of_the_file_and_of_a_sibling_module(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "utils.py").write_text(SOFTMAX_UTILS, encoding="utf-8")
+    (pkg / "softmax.py").write_text(SOFTMAX, encoding="utf-8")
+    src = read_kernel_source(str(pkg / "softmax.py"), "softmax_inner")
+    assert set(src.device_helpers) == {"prev_multiple_of", "cdiv_times", "softmax_inner"}
+    first, tail, out = sorted(src.loops)
+    # N = 5000, TILE_N = 1024: prev_multiple_of = cdiv(5000, 1024) * 1024 - 1024 = 4096, so 4096 / 1024 = 4
+    # full tiles, range(4096, 5000, 1024) is 1 masked tile, and range(0, 5 * 1024, 1024) is 5
+    env = {"N": 5000, "TILE_N": 1024}
+    assert (trip_count(src, first, env), trip_count(src, tail, env), trip_count(src, out, env)) == (4, 1, 5)
+    # a size filled in under the helper's name (the recommender gives every name a loop bound reads one) does
+    # not hide the function
+    assert trip_count(src, first, {**env, "prev_multiple_of": 4096}) == 4
