@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernlint.cache import Cache, diagnostic_from_json, diagnostic_to_json, digest, model_hash
+from kernlint.frontend.data_files import data_signature
 from kernlint.imports import Interface, follow, interface
 from kernlint.results import FileResult, LintResult, ParsedFile, PathError, content_digest
 from kernlint.settings import Resolver, Settings
@@ -162,7 +163,10 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
         for f in files:
             if not use_cache:
                 continue
-            keys[f.path] = digest(model, f.settings.fingerprint(), f.hash, *(by_path[d].hash for d in f.deps))
+            # the package's data files too: an autotune list read from one (frontend.data_configs) is part of
+            # the result, and a changed table must not return the result of the old one
+            keys[f.path] = digest(model, f.settings.fingerprint(), f.hash, *(by_path[d].hash for d in f.deps),
+                                  data_signature(f.path))
             got = caches[f.settings.cache_dir].get("result", keys[f.path])
             if got is not None:
                 results[f.path] = _result_from_json(f.path, got)

@@ -161,3 +161,21 @@ def test_clean_removes_the_caches_of_subprojects_too(tmp_path: Path, monkeypatch
     assert not (tmp_path / ".kernlint_cache").exists() and not (sub / ".kernlint_cache").exists()
     assert "Removed .kernlint_cache" in out.getvalue() and "sub/.kernlint_cache" in out.getvalue()
     assert main(["clean"], out) == 0 and "No cache at" in out.getvalue()
+
+
+def test_a_changed_data_file_of_the_package_invalidates_its_files(tmp_path: Path) -> None:
+    """An autotune list read from the package's YAML (frontend.data_configs) is part of the cached result."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "kern.py").write_text(KERNEL)
+    (tmp_path / "pkg" / "tune.yaml").write_text("scale:\n  - META: {BLOCK: 64}\n")
+    (tmp_path / "other.py").write_text("x = 1\n")
+    lint(RunStats())
+    stats = RunStats()
+    lint(stats)
+    assert stats.cached == 3 and stats.linted == 0
+    (tmp_path / "pkg" / "tune.yaml").write_text("scale:\n  - META: {BLOCK: 128}\n  - META: {BLOCK: 256}\n")
+    stats = RunStats()
+    lint(stats)
+    # the package's two files again; other.py, outside the package, from the cache
+    assert stats.linted == 2 and stats.cached == 1

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kernlint.api import Settings, lint_paths
-from kernlint.frontend.data_configs import parse_yaml, table_configs
+from kernlint.frontend.data_configs import table_configs
+from kernlint.frontend.data_files import parse_yaml
 
 GENERIC = """\
 # generic NVIDIA list
