@@ -160,13 +160,14 @@ def run(paths: Iterable[str], resolver: Resolver, options: Options | None = None
         by_path = {f.path: f for f in [*context, *files]}
         results: dict[str, FileResult] = {}
         keys: dict[str, str] = {}
+        signatures: dict[str, str] = {}   # package root → its data files' signature, once per run
         for f in files:
             if not use_cache:
                 continue
             # the package's data files too: an autotune list read from one (frontend.data_configs) is part of
             # the result, and a changed table must not return the result of the old one
             keys[f.path] = digest(model, f.settings.fingerprint(), f.hash, *(by_path[d].hash for d in f.deps),
-                                  data_signature(f.path))
+                                  data_signature(f.path, signatures))
             got = caches[f.settings.cache_dir].get("result", keys[f.path])
             if got is not None:
                 results[f.path] = _result_from_json(f.path, got)

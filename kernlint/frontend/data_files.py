@@ -78,21 +78,28 @@ def load_data(path: str) -> Any:
     return value
 
 
-def data_signature(path: str) -> str:
+def data_signature(path: str, memo: dict[str, str] | None = None) -> str:
     """The data files of the package holding `path`, as (path, modification time, size) lines: empty outside a
     package or for a package without data files. A lint result that read one of them is stale when this
-    changes (runner's cache key)."""
+    changes (runner's cache key). `memo` keeps each package's signature for one run; the file list is walked
+    afresh (not data_files' timed cache), so a table changed between two runs in one process is seen."""
     root = package_root(path)
     if root is None:
         return ""
+    if memo is not None and root in memo:
+        return memo[root]
     lines = []
+    _WALKS.pop(root, None)
     for f in data_files(root):
         try:
             st = os.stat(f)
         except OSError:
             continue
         lines.append(f"{f}\t{st.st_mtime_ns}\t{st.st_size}")
-    return "\n".join(lines)
+    out = "\n".join(lines)
+    if memo is not None:
+        memo[root] = out
+    return out
 
 
 # -- YAML subset -----------------------------------------------------------------------------------------------
