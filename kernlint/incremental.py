@@ -201,8 +201,11 @@ def kernel_key(inputs: ModuleInputs | None, memo: KernelMemo, jit: Any, sites: l
     """The digest `KernelMemo.analyse` keys `jit`'s analysis by (None: not reusable)."""
     if inputs is None:
         return None
+    # an autotune list read from the package's data files (frontend.data_configs) changes with the file, not
+    # with the kernel's text
+    data = jit.autotune.data if jit.autotune is not None else None
     extra = "\0".join([memo.context(path), path, jit.module, jit.qualname, repr(settings),
-                       ",".join(t.key for t in targets), repr(sites)])
+                       ",".join(t.key for t in targets), repr(sites), repr(data)])
     return inputs.digest(jit.line, extra)
 
 

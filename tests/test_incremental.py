@@ -166,3 +166,28 @@ def test_a_memo_is_only_used_inside_reusing() -> None:
     assert (memo.hits, memo.misses) == (3, 3)
     lint_source(DOC, "doc.py")
     assert (memo.hits, memo.misses) == (3, 3)
+
+
+def test_a_data_file_the_autotune_list_comes_from_is_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `configs=tables.get("scale")` read from the package's tune.yaml (frontend.data_configs): a changed table
+    # re-analyses the kernel though the document did not change
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "tables.py").write_text("def get(op):\n    return op\n", encoding="utf-8")
+    (pkg / "tune.yaml").write_text("scale:\n  - META: {BLOCK: 64}\n    num_warps: 2\n", encoding="utf-8")
+    doc = ("import triton\nimport triton.language as tl\nfrom pkg import tables\n\n\n"
+           "@triton.autotune(configs=tables.get(\"scale\"), key=[])\n@triton.jit\n"
+           "def k(out_ptr, in_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+           "    tl.store(out_ptr + offs, tl.load(in_ptr + offs))\n")
+    (pkg / "main.py").write_text(doc, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    uri = (pkg / "main.py").as_uri()
+    server = KernlintServer(debounce_s=0)
+    first = server.lint_text(uri, doc, 0)
+    assert [(p.constexprs["BLOCK"], p.num_warps) for p in first.result.kernels[0].points] == [(64, 2)]
+    memo = server.memo(uri)
+    (pkg / "tune.yaml").write_text("scale:\n  - META: {BLOCK: 256}\n    num_warps: 8\n", encoding="utf-8")
+    again = server.lint_text(uri, doc, 1)
+    assert memo.misses == 2
+    assert [(p.constexprs["BLOCK"], p.num_warps) for p in again.result.kernels[0].points] == [(256, 8)]
