@@ -114,7 +114,12 @@ def _data_table_for(jit: JitFunction, targets: tuple[GpuSpec, ...]) -> tuple[Jit
         jit = dataclasses.replace(jit, autotune=dataclasses.replace(spec, configs=table.configs, unknown_reason=None))
     which = ("its architecture's file" if table.arch else
              "the generic file" + ("; no file for this architecture" if data.variants else ""))
-    return jit, f"autotune configs under `{data.key}` read from {table.path} ({which})"
+    # an entry without num_warps/num_stages takes the loader's defaults, which live in its code, not the file
+    # (flag-gems' are 4 warps and 2 stages): Triton's are assumed, and the note says for how many
+    left = [f"{sum(o not in c.options for c in table.configs)} of {len(table.configs)} without {o}"
+            for o in ("num_warps", "num_stages") if any(o not in c.options for c in table.configs)]
+    unsaid = f"; {', '.join(left)}: Triton's default assumed, the loader's may differ" if left else ""
+    return jit, f"autotune configs under `{data.key}` read from {table.path} ({which}){unsaid}"
 
 
 def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, launches: list[LaunchSite],

@@ -143,7 +143,6 @@ def _generated(entry: dict[str, Any], line: int) -> list[ConfigLiteral] | None:
             else:
                 walk(step + 1, kwargs, {**options, k: v})
     walk(0, {}, {})
-    out.reverse()
     if not all(all(_option(v) for v in c.options.values()) for c in out):
         return None
     return out
