@@ -105,8 +105,10 @@ def _data_table_for(jit: JitFunction, targets: tuple[GpuSpec, ...]) -> tuple[Jit
     if spec is None or spec.data is None:
         return jit, None
     data = spec.data
-    table = data.for_capabilities([t.capability for t in targets])
-    if table is None:
+    same, table = data.for_capabilities([t.capability for t in targets])
+    if same and table is None:
+        return jit, None   # only other architectures' files: the frontend's "not read" reason says so
+    if not same or table is None:
         return jit, (f"autotune configs under `{data.key}` from {data.generic.path if data.generic else 'no generic file'}"
                      f": the targets' architectures read different files "
                      f"({', '.join(v.path for v in data.variants)}); give one --target to use its own")

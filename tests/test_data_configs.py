@@ -166,3 +166,13 @@ def test_the_yaml_subset(text: str, value: object) -> None:
 def test_yaml_outside_the_subset_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         parse_yaml(text)
+
+
+def test_a_list_only_in_another_architectures_file_is_not_read(tmp_path: Path) -> None:
+    path = _package(tmp_path)
+    (tmp_path / "mypkg/runtime/backend/_nvidia/tune_configs.yaml").write_text(GENERIC.replace("mm:", "bmm:"))
+    k = _kernel(path, "a100")
+    assert [p.origin for p in k.points] == ["default"]
+    assert "configs under `mm` only in per-architecture data files " \
+           "(mypkg/runtime/backend/_nvidia/hopper/tune_configs.yaml)" in (k.points[0].source_note or "")
+    assert _configs(_kernel(path, "h200")) == [(128, 128, 8, 3)]

@@ -49,11 +49,11 @@ class DataConfigs:
     generic: DataTable | None
     variants: tuple[DataTable, ...]        # per-architecture files
 
-    def for_capabilities(self, capabilities: list[int]) -> DataTable | None:
-        """The table every target reads: its architecture's file where the package has one, else the
-        generic one. None when the targets would read different files."""
-        chosen = [self.table_for(c) for c in capabilities]
-        return chosen[0] if chosen and all(t is chosen[0] for t in chosen) else None
+    def for_capabilities(self, capabilities: list[int]) -> tuple[bool, DataTable | None]:
+        """(whether every target reads the same file, that file): its architecture's where the package has
+        one, else the generic one (None where there is none)."""
+        chosen = [self.table_for(c) for c in capabilities] or [self.generic]
+        return all(t is chosen[0] for t in chosen), chosen[0]
 
     def table_for(self, capability: int) -> DataTable | None:
         major = capability // 10
