@@ -81,13 +81,26 @@ def load_data(path: str) -> Any:
 def data_signature(path: str, memo: dict[str, str] | None = None) -> str:
     """The data files of the package holding `path`, as (path, modification time, size) lines: empty outside a
     package or for a package without data files. A lint result that read one of them is stale when this
-    changes (runner's cache key). `memo` keeps each package's signature for one run; the file list is walked
+    changes (runner's cache key). `memo` keeps each directory's and package's signature for one run; the file list is walked
     afresh (not data_files' timed cache), so a table changed between two runs in one process is seen."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if memo is not None and directory in memo:
+        return memo[directory]
     root = package_root(path)
     if root is None:
-        return ""
-    if memo is not None and root in memo:
-        return memo[root]
+        out = ""
+    elif memo is not None and root in memo:
+        out = memo[root]
+    else:
+        out = _signature(root)
+        if memo is not None:
+            memo[root] = out
+    if memo is not None:
+        memo[directory] = out
+    return out
+
+
+def _signature(root: str) -> str:
     lines = []
     _WALKS.pop(root, None)
     for f in data_files(root):
@@ -96,10 +109,7 @@ def data_signature(path: str, memo: dict[str, str] | None = None) -> str:
         except OSError:
             continue
         lines.append(f"{f}\t{st.st_mtime_ns}\t{st.st_size}")
-    out = "\n".join(lines)
-    if memo is not None:
-        memo[root] = out
-    return out
+    return "\n".join(lines)
 
 
 # -- YAML subset -----------------------------------------------------------------------------------------------
