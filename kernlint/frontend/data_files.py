@@ -81,8 +81,9 @@ def load_data(path: str) -> Any:
 def data_signature(path: str, memo: dict[str, str] | None = None) -> str:
     """The data files of the package holding `path`, as (path, modification time, size) lines: empty outside a
     package or for a package without data files. A lint result that read one of them is stale when this
-    changes (runner's cache key). `memo` keeps each directory's and package's signature for one run; the file list is walked
-    afresh (not data_files' timed cache), so a table changed between two runs in one process is seen."""
+    changes (runner's cache key). `memo` keeps each directory's and package's signature for one run; the file
+    list is walked afresh (not data_files' timed cache), so a table changed between two runs in one process is
+    seen."""
     directory = os.path.dirname(os.path.abspath(path))
     if memo is not None and directory in memo:
         return memo[directory]
