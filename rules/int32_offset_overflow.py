@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.ir.nodes import KernelIR, Op, Value, is_pointer
+from kernlint.ir.nodes import KernelIR, Op, OpKind, Value, is_pointer
 from kernlint.rule import Case, FileContext, Rule
 
 _SAFE = '''import triton
@@ -101,7 +101,7 @@ def _dividends(op: Op, producer: dict[int, Op]) -> list[Value]:
     out = []
     for q, s in (op.operands, op.operands[::-1]):
         made = producer.get(q.id)
-        if (made is not None and made.kind == "elementwise" and made.attrs.get("fn") == "//"
+        if (made is not None and made.kind == OpKind.ELEMENTWISE and made.attrs.get("fn") == "//"
                 and len(made.operands) == 2 and made.operands[1].id == s.id):
             out.append(made.operands[0])
     return out
@@ -129,9 +129,9 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             producer[r.id] = op
         if op.result is None:
             continue
-        if op.kind == "program_id":
+        if op.kind == OpKind.PROGRAM_ID:
             from_pid.add(op.result.id)
-        elif op.kind == "param" and op.result.dtype in ("i32", "u32"):
+        elif op.kind == OpKind.PARAM and op.result.dtype in ("i32", "u32"):
             from_arg.add(op.result.id)
             factors[op.result.id] = 1
         elif op.result.dtype in ("i32", "u32"):
@@ -140,7 +140,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             if any(v.id in from_arg for v in op.operands):
                 from_arg.add(op.result.id)
             counts = [factors.get(v.id, 0) for v in op.operands]
-            fn = op.attrs.get("fn") if op.kind == "elementwise" else None
+            fn = op.attrs.get("fn") if op.kind == OpKind.ELEMENTWISE else None
             # a size added to a program-id index bounds it, it does not scale it: `state_len - (pid + 1) *
             # BLOCK_M + tl.arange(...)` is below state_len (causal-conv1d's per-batch state rows), so a
             # sum keeps the factors of its program-id terms only
@@ -168,7 +168,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
         while frontier:
             vid = frontier.pop()
             for op in users.get(vid, []):
-                if op.kind == "load":
+                if op.kind == OpKind.LOAD:
                     out.append(op.operands[0].id if op.operands else vid)
                     continue
                 for r in op.all_results():
@@ -193,9 +193,9 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             if vid in pid64:
                 return True
             op = producer.get(vid)
-            if op is None or op.kind in ("load", "param", "for"):
+            if op is None or op.kind in (OpKind.LOAD, OpKind.PARAM, OpKind.FOR):
                 continue
-            if op.kind == "if":   # a value merged from `if` branches (IS_VARLEN ? bos : i_b): both count
+            if op.kind == OpKind.IF:   # a value merged from `if` branches (IS_VARLEN ? bos : i_b): both count
                 todo.extend(v.id for merge in op.attrs.get("merges", ()) if merge[0].id == vid
                             for v in merge[1:] if hasattr(v, "id"))
             todo.extend(v.id for v in op.operands)
@@ -218,9 +218,9 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
         while frontier:
             vid = frontier.pop()
             for op in users.get(vid, []):
-                if op.kind == "load":
+                if op.kind == OpKind.LOAD:
                     continue
-                fn = op.attrs.get("fn") if op.kind == "elementwise" else None
+                fn = op.attrs.get("fn") if op.kind == OpKind.ELEMENTWISE else None
                 n = best[vid]
                 if fn == "*":
                     n += sum(factors.get(v.id, 0) for v in op.operands if v.id != vid) + (1 if _scaled(op) else 0)
@@ -234,7 +234,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
         return max(best.values())
 
     for op in ops:
-        if op.kind != "elementwise" or op.attrs.get("fn") != "*" or op.result is None or len(op.operands) != 2:
+        if op.kind != OpKind.ELEMENTWISE or op.attrs.get("fn") != "*" or op.result is None or len(op.operands) != 2:
             continue
         if op.result.dtype not in ("i32", "u32"):
             continue
@@ -246,7 +246,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             pid = a if a.id in from_pid else b
             made = producer.get(pid.id)
             if (n := reaches_pointer(op.result.id)) is not None:
-                yield op, pid, made is not None and made.kind == "program_id", n
+                yield op, pid, made is not None and made.kind == OpKind.PROGRAM_ID, n
 
 
 class Int32OffsetOverflow(Rule):

@@ -6,6 +6,7 @@ from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.ir.symbolic import as_int
 from kernlint.rule import Case, FileContext, Rule
 from kernlint.rules._cases import ROW_KERNEL
+from kernlint.ir.nodes import OpKind
 
 
 def _is_pow2(n: int) -> bool:
@@ -54,7 +55,7 @@ class NonPowerOfTwoBlock(Rule):
                     yield self.diagnostic(ctx, point.line, f"config of `{k.jit.name}`: {point.invalid}; "
                                           "nothing was estimated for it", col=point.col, kernel=k.jit.qualname,
                                           config=point.label())
-            aranges = [op for op, _ in k.ir.walk() if op.kind == "arange"]
+            aranges = [op for op, _ in k.ir.walk() if op.kind == OpKind.ARANGE]
             for point in k.points:
                 for op in aranges:
                     size_expr = op.result.shape[0] if op.result is not None else None

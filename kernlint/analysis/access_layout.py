@@ -10,7 +10,7 @@ from typing import Any
 
 from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
 from kernlint.analysis.liveness import Liveness
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 
 LANES = 32
 # one tiled global access: (shape, elements per access, is a store, dim order fastest first)
@@ -36,7 +36,7 @@ def memory_shapes(live: Liveness, env: Mapping[str, Any],
     out = []
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind not in ("load", "store") or not op.operands:
+        if step.is_end or op.kind not in (OpKind.LOAD, OpKind.STORE) or not op.operands:
             continue
         ptr = op.operands[0]
         if not ptr.shape or ptr.dtype.startswith("desc<"):
@@ -50,7 +50,7 @@ def memory_shapes(live: Liveness, env: Mapping[str, Any],
         if info is not None and len(info[0]) == len(dims):
             order = order_from_contiguity(info[0])
             vec = max(1, min(vec, info[0][order[0]]))
-        out.append((dims, vec, op.kind == "store", order))
+        out.append((dims, vec, op.kind == OpKind.STORE, order))
     return out
 
 

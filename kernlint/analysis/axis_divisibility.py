@@ -30,7 +30,7 @@ from math import gcd
 from typing import Any
 
 from kernlint.analysis.axis_info import Contiguity, tile_shape
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
 KMAX = 1 << 62  # AxisInfo's kMaxDivisor: highestPowOf2Divisor(0)
@@ -56,7 +56,7 @@ class Divisibility:
         self.arg_hints: dict[int, dict[str, Any]] = {}   # block argument → hints set on it in the loop
         # `loops`: a producer map names the body's ops, not the loop, as producers of what a loop yields
         for op in {id(o): o for o in (*producers.values(), *loops)}.values():
-            if op.kind != "for":
+            if op.kind != OpKind.FOR:
                 continue
             iv = op.attrs.get("iv")
             if isinstance(iv, Value):
@@ -133,23 +133,23 @@ class Divisibility:
             if hint is not None:
                 return hint
         kind = op.kind
-        if kind == "param":
+        if kind == OpKind.PARAM:
             return _full(rank, 16 if value.dtype.startswith(("ptr<", "i", "u")) else KMAX)
-        if kind in ("load", "program_id", "atomic", "dot", "reduce"):
+        if kind in (OpKind.LOAD, OpKind.PROGRAM_ID, OpKind.ATOMIC, OpKind.DOT, OpKind.REDUCE):
             return _full(rank, 1)
-        if kind == "arange":
+        if kind == OpKind.ARANGE:
             start = as_int(op.attrs["start"].evaluate(self.env)) if "start" in op.attrs else None
             return _full(rank, pow2_divisor(start) if start is not None else 1)
-        if kind == "full":
+        if kind == OpKind.FULL:
             return _full(rank, KMAX)
-        if kind == "cast" and op.operands:
+        if kind == OpKind.CAST and op.operands:
             src = op.operands[0]
             if src.dtype.startswith(("fp", "bf")) or value.dtype.startswith(("fp", "bf")):
                 return _full(rank, 1)
             return self._aligned(src, shape) if shape else (self.of(src)[0],)
-        if kind in ("view", "reshape", "broadcast_to", "expand_dims") and op.operands:
+        if kind in (OpKind.VIEW, OpKind.RESHAPE) and op.operands:
             return self._view(op.operands[0], shape)
-        if kind == "if":
+        if kind == OpKind.IF:
             merged = [(t, e) for phi, t, e in op.attrs.get("merges", ()) if phi.id == value.id]
             branches = [v for t, e in merged for v in (t, e) if v is not None and v.id in self.producers]
             if not branches:
@@ -159,7 +159,7 @@ class Divisibility:
                 other = self._aligned(b, shape) if shape else (self.of(b)[0],)
                 out = tuple(gcd(x, y) for x, y in zip(out, other))
             return out
-        if kind != "elementwise":
+        if kind != OpKind.ELEMENTWISE:
             return _full(rank, 1)
         if op.attrs.get("unscaled") and op.operands:  # offsets whose stride factor the graph leaves out
             base = op.operands[0]
@@ -286,8 +286,8 @@ class Divisibility:
     def _mask_own(self, mask: Value, shape: tuple[int, ...], depth: int) -> tuple[int, ...]:
         op = self.producers.get(mask.id)
         rank = len(shape)
-        if op is None or op.kind != "elementwise":
-            if op is not None and op.kind == "view" and op.operands and op.operands[0].shape:
+        if op is None or op.kind != OpKind.ELEMENTWISE:
+            if op is not None and op.kind == OpKind.VIEW and op.operands and op.operands[0].shape:
                 src = op.operands[0]
                 src_shape = self._shape(src)
                 if src_shape is not None:
@@ -301,7 +301,7 @@ class Divisibility:
                         return tuple(out)
             # a loaded mask: constancy of its pointers (LoadOpAxisInfoVisitor); an op this model does not
             # follow is not taken as evidence against vectorising
-            return self._const(mask, rank) if op is not None and op.kind == "load" else shape
+            return self._const(mask, rank) if op is not None and op.kind == OpKind.LOAD else shape
         fn = op.attrs.get("fn")
         if fn in ("&", "|", "^", "and", "or"):
             parts = [self.mask_constancy(x, shape, depth + 1) for x in op.operands]

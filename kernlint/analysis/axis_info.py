@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from math import gcd
 from typing import Any
 
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
 
@@ -122,20 +122,20 @@ class Contiguity:
         if op is None or depth > 64:
             # no producer in view (a loop-carried tile when the map holds only op results)
             return (shape if self.optimistic else ones), ones
-        if op.kind == "for":
+        if op.kind == OpKind.FOR:
             # a loop-carried tile (pointers advanced by a scalar each iteration): AxisInfo joins the entry
             # value with what the body yields; advancing by a scalar keeps the entry value's contiguity
             for c in op.attrs.get("carried", ()):
                 if c.arg.id == value.id:
                     return self._aligned(c.init, shape, depth)
             return ones, ones
-        if op.kind == "arange" and len(shape) == 1:
+        if op.kind == OpKind.ARANGE and len(shape) == 1:
             return shape, (1,)
-        if op.kind == "full":
+        if op.kind == OpKind.FULL:
             return ones, shape
-        if op.kind in ("cast",) and op.operands:
+        if op.kind in (OpKind.CAST,) and op.operands:
             return self._aligned(op.operands[0], shape, depth)
-        if op.kind == "view" and op.operands:
+        if op.kind == OpKind.VIEW and op.operands:
             src = op.operands[0]
             src_shape = tile_shape(src, self.env) if src.shape else ()
             info = self.info(src, depth + 1)
@@ -149,7 +149,7 @@ class Contiguity:
             for i, j in zip(kept, src_kept):
                 contig[i], const[i] = info[0][j], info[1][j]
             return tuple(contig), tuple(const)
-        if op.kind != "elementwise":
+        if op.kind != OpKind.ELEMENTWISE:
             return ones, ones
         fn = op.attrs.get("fn")
         parts = [self._aligned(x, shape, depth) for x in op.operands]

@@ -37,13 +37,13 @@ from typing import Any, Protocol
 from kernlint.analysis.linear_layout import Layout, blocked, scratch_elements
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.operand_loads import numel
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 LOOP_INVARIANT_COMPUTED = "loop-invariant computed operand"   # buffer label of a copy made before the loop
 # ops the conversion to the MMA operand layout moves through without data exchange between threads
-_VIEWS = ("view", "expand_dims", "broadcast_to", "reshape", "trans", "permute")
-_THROUGH = _VIEWS + ("elementwise", "cast", "full")
+_VIEWS = (OpKind.VIEW, OpKind.RESHAPE, OpKind.TRANS)
+_THROUGH = (*_VIEWS, OpKind.ELEMENTWISE, OpKind.CAST, OpKind.FULL)
 
 
 class Buffer(Protocol):
@@ -83,7 +83,7 @@ def _raw_loops(live: Liveness) -> dict[int, tuple[int, ...]]:
 def _carried_args(live: Liveness) -> dict[int, set[int]]:
     return derived(live, "carried_arg_sets", lambda: {
         s.op.id: {c.arg.id for c in s.op.attrs.get("carried", ())}
-        for s in live.steps if s.op.kind == "for" and not s.is_end})
+        for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end})
 
 
 def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
@@ -111,13 +111,13 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
         if v.id in carried:
             return None
         op = producers.get(v.id)
-        if op is None or op.kind == "param":   # the induction variable or a kernel argument
+        if op is None or op.kind == OpKind.PARAM:   # the induction variable or a kernel argument
             if not v.shape:
                 blocked = blocked or "a scalar multiplied in"
             continue
-        if op.kind == "dot":
+        if op.kind == OpKind.DOT:
             return None
-        if op.kind == "load":
+        if op.kind == OpKind.LOAD:
             size = numel(v, env)
             if size is not None and size >= full and v.shape:
                 tile_bytes = max(tile_bytes, int(element_bytes(v.dtype)))
@@ -127,13 +127,13 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
                     blocked = blocked or "a scalar multiplied in"
                 continue
         elif loop_id in raw.get(op.id, ()):
-            if op.kind == "if":
+            if op.kind == OpKind.IF:
                 stack.extend(x for phi, a, b in op.attrs.get("merges", ()) if phi.id == v.id
                              for x in (a, b) if isinstance(x, Value))
                 continue
             if op.kind not in _THROUGH:
                 blocked = blocked or f"a {op.kind}"
-            elif op.kind == "elementwise" and any(not x.shape for x in op.operands):
+            elif op.kind == OpKind.ELEMENTWISE and any(not x.shape for x in op.operands):
                 blocked = blocked or "a scalar multiplied in"
             stack.extend(op.operands)
             continue
@@ -145,7 +145,7 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
             outside_tile = True
             blocked = blocked or "a tile from before the loop"
             tile_bytes = max(tile_bytes, _tile_load_bytes(v, producers, env, full))
-        elif op.kind == "load":
+        elif op.kind == OpKind.LOAD:
             # a [K, 1] / [1, K] tile loaded before the loop and broadcast into the chain stops the conversion
             # when it has at least as many elements as threads (a load Triton does not repeat: Transforms/
             # Utility.cpp, isExpensiveLoadOrStore). Measured (Triton 3.9, sm_80/90/100, B = x · exp2(v) with
@@ -161,7 +161,7 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
             # `(offs_k % 8) * 4` shifts: the dequantised operand is staged on sm_80 as well)
             if op.kind not in _THROUGH:
                 blocked = blocked or f"a {op.kind}"
-            elif op.kind == "elementwise" and any(not x.shape for x in op.operands):
+            elif op.kind == OpKind.ELEMENTWISE and any(not x.shape for x in op.operands):
                 blocked = blocked or "a scalar multiplied in"
             stack.extend(x for x in op.operands if x.shape)
     producer = producers.get(operand.id)
@@ -183,7 +183,7 @@ def _tile_load_bytes(value: Value, producers: Mapping[int, Op], env: Mapping[str
         op = producers.get(v.id)
         if op is None:
             continue
-        if op.kind == "load":
+        if op.kind == OpKind.LOAD:
             size = numel(v, env)
             if size is not None and size >= full and v.shape:
                 best = max(best, int(element_bytes(v.dtype)))

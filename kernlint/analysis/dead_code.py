@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
-from kernlint.ir.nodes import Op, Value
+from kernlint.ir.nodes import Op, OpKind, Value
 
 # ops kept whatever their results: memory writes, and structured control flow (`while` loops are "for" ops
 # with attrs["loop"] == "while"; an `if`'s operand is its condition)
-SIDE_EFFECTS = frozenset({"store", "atomic"})
-CONTROL = frozenset({"for", "if"})
+SIDE_EFFECTS = frozenset({OpKind.STORE, OpKind.ATOMIC})
+CONTROL = frozenset({OpKind.FOR, OpKind.IF})
 
 
 class _Step(Protocol):
@@ -32,7 +32,7 @@ def _roots(steps: Sequence[_Step], returned: Sequence[Value]) -> set[int]:
         if not step.is_end and (op.kind in SIDE_EFFECTS or op.kind in CONTROL or not op.all_results()):
             # a loop's operands are its carried variables' initial values: needed only if the variable is
             # (needed_op_ids follows them); what steers it is needed in any case
-            if op.kind != "for":
+            if op.kind != OpKind.FOR:
                 needed.update(v.id for v in op.operands)
             needed.update(v.id for v in op.attrs.get("steering", ()))
     return needed
@@ -56,7 +56,7 @@ def needed_op_ids(steps: Sequence[_Step], returned: Sequence[Value] = (), folded
         changed = False
         for step in reversed(steps):
             op = step.op
-            if op.kind == "for":
+            if op.kind == OpKind.FOR:
                 # the block argument is the init on entry and the yielded value afterwards: one variable
                 for c in op.attrs.get("carried", ()) if not step.is_end else ():
                     if op.id in folded:
@@ -66,7 +66,7 @@ def needed_op_ids(steps: Sequence[_Step], returned: Sequence[Value] = (), folded
                             changed |= need((c.arg, c.init))
                     elif {c.arg.id, c.yielded.id} & needed:
                         changed |= need((c.arg, c.init, c.yielded))
-            elif op.kind == "if":
+            elif op.kind == OpKind.IF:
                 for phi, then_value, else_value in op.attrs.get("merges", ()) if step.is_end else ():
                     if phi.id in needed:
                         changed |= need([v for v in (then_value, else_value) if isinstance(v, Value)])

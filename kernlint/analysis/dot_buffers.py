@@ -43,13 +43,13 @@ from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, Chain, analyse, operand_cost
 from kernlint.analysis.placement import DotPlacement, _producer_map, numel, transposed_source
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 MMA_BARRIER_BYTES = 16          # one 2 × 8-B mbarrier per tcgen05 MMA of the loop (measured, see above)
 MMA_WAIT_BARRIER_BYTES = 8      # the 8-B mbarrier an unpipelined tcgen05 MMA is waited on
 TRANSPOSE_SCRATCH_PER_WARP = 512  # conversion scratch of a register-resident transposed operand (measured)
-_LAYOUT_OPS = ("trans", "view", "cast", "reshape")
+_LAYOUT_OPS = (OpKind.TRANS, OpKind.VIEW, OpKind.CAST, OpKind.RESHAPE)
 
 
 @dataclass
@@ -77,7 +77,7 @@ def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | Non
     transposed = False
     op = producers.get(value.id)
     for _ in range(6):
-        if op is not None and op.kind == "if":  # merged from two branches (EVEN_K masked/unmasked loads)
+        if op is not None and op.kind == OpKind.IF:  # merged from two branches (EVEN_K masked/unmasked loads)
             then_value = next((a for phi, a, _ in op.attrs.get("merges", ()) if phi.id == value.id), None)
             if then_value is None:
                 break
@@ -86,12 +86,12 @@ def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | Non
             continue
         if op is None or op.kind not in _LAYOUT_OPS or not op.operands:
             break
-        if op.kind == "cast" and op.result is not None and op.result.dtype != op.operands[0].dtype:
+        if op.kind == OpKind.CAST and op.result is not None and op.result.dtype != op.operands[0].dtype:
             break   # a converted load is a computed operand (computed_operands.py)
-        transposed ^= op.kind == "trans"
+        transposed ^= op.kind == OpKind.TRANS
         value = op.operands[0]
         op = producers.get(value.id)
-    return (op if op is not None and op.kind == "load" else None), transposed
+    return (op if op is not None and op.kind == OpKind.LOAD else None), transposed
 
 
 def _upstream(value: Value, producers: Mapping[int, Op], in_loop: set[int]) -> list[Op]:
@@ -102,12 +102,12 @@ def _upstream(value: Value, producers: Mapping[int, Op], in_loop: set[int]) -> l
         if op.id not in in_loop:
             return ()
         found.append(op)
-        if op.kind == "load":
+        if op.kind == OpKind.LOAD:
             return ()
-        if op.kind == "if":
+        if op.kind == OpKind.IF:
             return [x for phi, then_value, else_value in op.attrs.get("merges", ()) if phi.id == v.id
                     for x in (then_value, else_value) if x is not None]
-        return op.operands[:2] if op.kind == "dot" else op.operands
+        return op.operands[:2] if op.kind == OpKind.DOT else op.operands
 
     walk_back(value, producers, 512, visit)
     return found
@@ -183,7 +183,7 @@ def _chained_a_staging(loop_dots: list[DotPlacement], producers: Mapping[int, Op
         operand = d.op.operands[0]
         if _operand_source(operand, producers)[0] is not None:
             continue
-        upstream_dots = [u for u in _upstream(operand, producers, in_loop) if u.kind == "dot"]
+        upstream_dots = [u for u in _upstream(operand, producers, in_loop) if u.kind == OpKind.DOT]
         if not upstream_dots:
             continue
         shapes = [(d.m, d.n)] + [(as_int(u.attrs["M"].evaluate(env)), as_int(u.attrs["N"].evaluate(env)))
@@ -211,7 +211,7 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     depth: dict[int, int] = {}
     for d in loop_dots:
         ups = [op for operand in d.op.operands[:2] for op in _upstream(operand, producers, in_loop)]
-        depth[d.op.id] = max((depth[u.id] + 1 for u in ups if u.kind == "dot" and u.id in depth), default=0)
+        depth[d.op.id] = max((depth[u.id] + 1 for u in ups if u.kind == OpKind.DOT and u.id in depth), default=0)
     tiles: dict[int, _Tile] = {}
     staged: dict[int, tuple[int, int]] = {}
     for d in loop_dots:
@@ -237,7 +237,7 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
     out.extend(_computed_operands(live, loop_dots, loop_id, producers, in_loop, env, spec, num_warps,
                                   stages, one_at_a_time=stages <= 1 or not any(d.async_mma for d in loop_dots)))
     if stages <= 1:
-        stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == "store"
+        stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == OpKind.STORE
                   and s.op.id in in_loop]
         out.append(_unpipelined_peak(tiles, producers, carried_init, env, num_warps, step_of, scratch, stores))
         if spec.tensor_core == "tcgen05" and any(d.async_mma for d in loop_dots):
@@ -299,7 +299,7 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
                     nbytes = int(size * element_bytes(operand.dtype)) if size else 0
                     out.append(("transposed dot operand", nbytes, f"1 × {nbytes:,} B", d.op.line))
                 for op in _upstream(operand, producers, in_loop):
-                    if op.kind != "load" or op.id in seen or op.result is None or not op.result.shape:
+                    if op.kind != OpKind.LOAD or op.id in seen or op.result is None or not op.result.shape:
                         continue
                     seen.add(op.id)
                     if _narrower_than_cp_async(op, producers, env):

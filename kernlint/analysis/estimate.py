@@ -13,7 +13,7 @@ from kernlint.analysis.registers import REGISTER_PASSES, RegisterEstimate, estim
 from kernlint.analysis.smem import SMEM_PASSES, SmemEstimate, estimate_smem
 from kernlint.diagnostic import Confidence
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import KernelIR
+from kernlint.ir.nodes import KernelIR, OpKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ def shape_symbols(ir: KernelIR) -> frozenset[str]:
         for v in op.all_results():
             for d in v.shape:
                 names |= d.free_symbols()
-        if op.kind == "for" and op.attrs.get("num_stages") is not None:
+        if op.kind == OpKind.FOR and op.attrs.get("num_stages") is not None:
             names |= op.attrs["num_stages"].free_symbols()
     ir.cache["shape symbols"] = out = frozenset(names)
     return out

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from kernlint.analysis.dead_code import needed_op_ids
 from kernlint.analysis.loop_trips import static_trips
-from kernlint.ir.nodes import KernelIR, Op, Region, Value
+from kernlint.ir.nodes import KernelIR, Op, OpKind, Region, Value
 from kernlint.ir.symbolic import Unknown
 
 T = TypeVar("T")
@@ -48,7 +48,7 @@ def occupies(start: int, end: int, index: int) -> bool:
 
 def _taken_side(op: Op, env: Mapping[str, Any]) -> int | None:
     """0 (then) or 1 (else) for an `if` whose condition the constexprs decide, else None."""
-    cond = op.attrs.get("cond") if op.kind == "if" else None
+    cond = op.attrs.get("cond") if op.kind == OpKind.IF else None
     if cond is None:
         return None
     value = cond.evaluate(env)
@@ -69,7 +69,7 @@ def linearize(ir: KernelIR, env: Mapping[str, Any]) -> list[Step]:
         for op in region.ops:
             steps.append(Step(op, False, loops))
             if op.regions:
-                inner = loops + (op.id,) if op.kind == "for" else loops
+                inner = loops + (op.id,) if op.kind == OpKind.FOR else loops
                 for sub in _taken_regions(op, env):
                     visit(sub, inner)
                 steps.append(Step(op, True, loops))
@@ -87,9 +87,9 @@ def _read_merge_results(steps: list[Step]) -> set[int]:
         if step.is_end:
             continue
         read.update(v.id for v in step.op.operands)
-        for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
+        for c in step.op.attrs.get("carried", ()) if step.op.kind == OpKind.FOR else ():
             read.update((c.init.id, c.yielded.id))
-    merges = [m for s in steps if s.op.kind == "if" and s.is_end for m in s.op.attrs.get("merges", ())]
+    merges = [m for s in steps if s.op.kind == OpKind.IF and s.is_end for m in s.op.attrs.get("merges", ())]
     changed = True
     while changed:   # a merge read by a read merge is read
         changed = False
@@ -108,7 +108,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     # read in it is read once, not held for a next iteration, and what the body yields for a next iteration
     # that never comes is dead unless read after the loop. (A `tl.static_range` body is unrolled by the
     # frontend whatever its trips; register_unroll.py models those loops, and their liveness is left alone.)
-    folded = {s.op.id for s in steps if s.op.kind == "for" and not s.is_end
+    folded = {s.op.id for s in steps if s.op.kind == OpKind.FOR and not s.is_end
               and s.op.attrs.get("loop") != "static_range" and static_trips(s.op, env) == 1}
     keep = needed_op_ids(steps, ir.returned, folded)   # what Triton's dead-code elimination leaves (dead_code.py)
     steps = [s for s in steps if s.op.id in keep]
@@ -116,7 +116,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     loop_span: dict[int, tuple[int, int]] = {}
     open_at: dict[int, int] = {}
     for i, step in enumerate(steps):
-        if step.op.kind == "for":
+        if step.op.kind == OpKind.FOR:
             if step.is_end:
                 loop_span[step.op.id] = (open_at[step.op.id], i)
             else:
@@ -147,7 +147,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     else_start = _else_starts(steps)
     for i, step in enumerate(steps):
         op = step.op
-        if op.kind == "for":
+        if op.kind == OpKind.FOR:
             carried = op.attrs.get("carried", ())
             if not step.is_end:
                 for c in carried:
@@ -160,7 +160,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
                     # after the loop the variable is the yielded value, defined as of the loop's end
                     def_loops[c.yielded.id] = step.loops
             continue
-        if op.kind == "if":
+        if op.kind == OpKind.IF:
             if not step.is_end:
                 for v in op.operands:
                     use(v, i, step.loops)
@@ -213,7 +213,7 @@ def _else_starts(steps: list[Step]) -> dict[int, int]:
     out: dict[int, int] = {}
     for i, step in enumerate(steps):
         op = step.op
-        if op.kind != "if" or step.is_end or len(op.regions) < 2:
+        if op.kind != OpKind.IF or step.is_end or len(op.regions) < 2:
             continue
         else_ids = {o.id for o in walk_ops(op.regions[1].ops)}
         for j in range(i + 1, len(steps)):
@@ -236,7 +236,7 @@ def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
 
 def loop_ops(live: Liveness) -> list[Op]:
     """The loop ops in program order (memoised with `derived`)."""
-    return derived(live, "loop_ops", lambda: [s.op for s in live.steps if s.op.kind == "for" and not s.is_end])
+    return derived(live, "loop_ops", lambda: [s.op for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end])
 
 
 def step_positions(live: Liveness) -> dict[int, int]:
@@ -248,7 +248,7 @@ def step_positions(live: Liveness) -> dict[int, int]:
 def carried_inits(live: Liveness) -> dict[int, Value]:
     """Loop-carried block argument id → the value entering the loop (memoised with `derived`)."""
     return derived(live, "carried_inits", lambda: {c.arg.id: c.init for s in live.steps
-                                                   if s.op.kind == "for" and not s.is_end
+                                                   if s.op.kind == OpKind.FOR and not s.is_end
                                                    for c in s.op.attrs.get("carried", ())})
 
 
@@ -291,14 +291,14 @@ def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Call
 
 # ops whose result depends only on their operands (a load or a reduction of a loop-varying tile does not
 # qualify: loads may see stores of the loop; reductions are left out to stay conservative)
-_PURE = frozenset({"elementwise", "view", "cast", "arange", "full", "broadcast_to", "expand_dims", "reshape",
-                   "trans"})
+_PURE = frozenset({OpKind.ELEMENTWISE, OpKind.VIEW, OpKind.CAST, OpKind.ARANGE, OpKind.FULL, OpKind.RESHAPE,
+                   OpKind.TRANS})
 
 
 def invariant_load(load: Op, loop_id: int, live: Liveness, producers: Mapping[int, Op]) -> bool:
     """A load of plain pointers whose address, mask and default are the same every iteration of the loop
     (tensor-descriptor and block-pointer loads keep their offsets out of the graph's operands: never)."""
-    return (load.kind == "load" and bool(load.operands) and load.operands[0].dtype.startswith("ptr<")
+    return (load.kind == OpKind.LOAD and bool(load.operands) and load.operands[0].dtype.startswith("ptr<")
             and all(loop_invariant(v, loop_id, live, producers) for v in load.operands))
 
 
@@ -307,7 +307,7 @@ def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mappin
     only from such values by ops without side effects (no induction variable, block argument or load)?"""
     # the loop's block arguments are defined at its head step, which lies outside it: they change every trip
     args = derived(live, "carried_args", lambda: {s.op.id: [c.arg.id for c in s.op.attrs.get("carried", ())]
-                                                  for s in live.steps if s.op.kind == "for" and not s.is_end})
+                                                  for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end})
     seen: dict[int, bool] = {a: False for a in args.get(loop_id, ())}
 
     def check(v: Value, depth: int) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 from kernlint.analysis.async_copy import async_copy_bytes
 from kernlint.analysis.axis_info import Contiguity
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 
@@ -55,7 +55,7 @@ def register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], spe
     if spec.tensor_core != "mma_sync" or load.result is None:
         return False
     producer = producers.get(operand.id)
-    return (producer is not None and producer.kind == "reshape"
+    return (producer is not None and producer.kind == OpKind.RESHAPE
             and len(load.result.shape) > len(operand.shape))
 
 

@@ -20,7 +20,7 @@ from kernlint.analysis.operand_loads import (  # noqa: F401 - numel is imported 
 from kernlint.analysis.liveness import (Liveness, carried_inits, invariant_load, loop_ops, producers as producers_of,
                                         walk_back)
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 
@@ -56,20 +56,20 @@ def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
     """The load feeding a dot operand, looking through layout-only ops (trans, view, cast)."""
     op = producers.get(value.id)
     hops = 0
-    while op is not None and op.kind in ("trans", "view", "cast", "reshape", "if") and hops < 4:
-        if op.kind == "if":  # a value merged from two branches (e.g. EVEN_K masked/unmasked loads)
+    while op is not None and op.kind in (OpKind.TRANS, OpKind.VIEW, OpKind.CAST, OpKind.RESHAPE, OpKind.IF) and hops < 4:
+        if op.kind == OpKind.IF:  # a value merged from two branches (e.g. EVEN_K masked/unmasked loads)
             branch_value = _merged_source(op, value, producers)
             if branch_value is None:
                 return None
             value = branch_value
-        elif op.kind == "cast" and op.operands and op.result is not None \
+        elif op.kind == OpKind.CAST and op.operands and op.result is not None \
                 and op.result.dtype != op.operands[0].dtype:
             return None   # a converted load (int8 → fp16) is a computed operand (computed_operands.py)
         elif op.operands:
             value = op.operands[0]
         op = producers.get(value.id)
         hops += 1
-    return op if op is not None and op.kind == "load" else None
+    return op if op is not None and op.kind == OpKind.LOAD else None
 
 
 def _merged_source(op: Op, value: Value, producers: Mapping[int, Op]) -> Value | None:
@@ -93,11 +93,11 @@ def _feeding_loads(operand: Value, producers: Mapping[int, Op], loop_id: int,
         nonlocal from_mma
         if loop_id not in step_loops.get(op.id, ()):
             return ()
-        if op.kind == "load":
+        if op.kind == OpKind.LOAD:
             if op.result is not None and op.result.shape:
                 found.append(op)
             return ()
-        if op.kind == "dot":  # derived from an MMA result (attention's P): it stays in registers
+        if op.kind == OpKind.DOT:  # derived from an MMA result (attention's P): it stays in registers
             from_mma = True
             return ()
         return [v for v in op.operands if v.shape]
@@ -120,11 +120,11 @@ def transposed_source(operand: Value, producers: Mapping[int, Op], inside: Calla
     found: list[Value] = []
 
     def visit(op: Op, _: Value) -> Iterable[Value]:
-        if not inside(op) or op.kind in ("load", "dot"):
+        if not inside(op) or op.kind in (OpKind.LOAD, OpKind.DOT):
             return ()
         # a transposed row or column ([1, K] → [K, 1], broadcast afterwards) is not a transposed tile: fla
         # wall-attention's k · exp2(rᵀ − g) is read from its pipelined loads like any computed operand
-        if op.kind == "trans" and op.operands and not any(as_int(d.evaluate({})) == 1 for d in op.operands[0].shape):
+        if op.kind == OpKind.TRANS and op.operands and not any(as_int(d.evaluate({})) == 1 for d in op.operands[0].shape):
             found.append(op.operands[0])
         return [v for v in op.operands if v.shape]
 
@@ -138,7 +138,7 @@ def _views_between(operand: Value, source: Value, producers: Mapping[int, Op]) -
     value = operand
     while value.id != source.id and len(out) < 4:
         op = producers.get(value.id)
-        if op is not None and op.kind == "if":
+        if op is not None and op.kind == OpKind.IF:
             # `a = tl.load(...)` under `if EVEN_K:` / `else:`: the merged value is the branch's load, which
             # Triton (the constexpr branch resolved at compile time) pipelines into shared memory like any
             # operand load. Measured (Triton 3.9, sm_90, examples/batched_matmul.py bmm_kernel 64×64×64 w4
@@ -149,7 +149,7 @@ def _views_between(operand: Value, source: Value, producers: Mapping[int, Op]) -
             out.append(value)
             value = branch_value
             continue
-        if op is None or op.kind not in ("trans", "view", "reshape") or not op.operands:
+        if op is None or op.kind not in (OpKind.TRANS, OpKind.VIEW, OpKind.RESHAPE) or not op.operands:
             return []
         out.append(value)
         value = op.operands[0]
@@ -219,7 +219,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
     out: list[DotPlacement] = []
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "dot":
+        if step.is_end or op.kind != OpKind.DOT:
             continue
         m, n, k = (as_int(op.attrs[x].evaluate(env)) for x in ("M", "N", "K"))
         loops = step.loops

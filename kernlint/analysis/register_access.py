@@ -9,7 +9,7 @@ from typing import Any
 from kernlint.analysis.axis_info import load_vector_bytes
 from kernlint.analysis.liveness import Liveness, Step, producers as producers_of, walk_back
 from kernlint.analysis.placement import numel
-from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer, pointee
 
 
 def element_wise_load_costs(live: Liveness, env: Mapping[str, Any], threads: int) -> dict[int, float]:
@@ -24,7 +24,7 @@ def element_wise_load_costs(live: Liveness, env: Mapping[str, Any], threads: int
     out: dict[int, float] = {}
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "load" or op.result is None or not op.operands:
+        if step.is_end or op.kind != OpKind.LOAD or op.result is None or not op.operands:
             continue
         pointer = op.operands[0]
         if not pointer.shape or not pointer.dtype.startswith("ptr<"):
@@ -41,7 +41,7 @@ def element_wise_load_costs(live: Liveness, env: Mapping[str, Any], threads: int
     return out
 
 
-_ADDRESS_OPS = ("elementwise", "cast", "view", "broadcast_to", "expand_dims", "reshape")
+_ADDRESS_OPS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW, OpKind.RESHAPE)
 
 
 def _gathered_in_place(live: Liveness, pointer: Value, load: Step, producers: Mapping[int, Op]) -> bool:
@@ -56,15 +56,15 @@ def _gathered_in_place(live: Liveness, pointer: Value, load: Step, producers: Ma
     left alone: persistent_matmul's clamped B offsets hold about 3 registers per element (register_offsets.py)."""
     start, end = live.intervals[pointer.id]
     defined = live.steps[start]
-    if defined.op.kind == "for" or defined.loops != load.loops or not load.loops:
+    if defined.op.kind == OpKind.FOR or defined.loops != load.loops or not load.loops:
         return False
-    if end < len(live.steps) and live.steps[end].is_end and live.steps[end].op.kind == "for":
+    if end < len(live.steps) and live.steps[end].is_end and live.steps[end].op.kind == OpKind.FOR:
         return False  # read again after this trip
     found = False
 
     def visit(op: Op, v: Value) -> tuple[Value, ...]:
         nonlocal found
-        if op.kind == "load":
+        if op.kind == OpKind.LOAD:
             found = found or bool(v.shape and v.id in live.intervals
                                   and live.steps[live.intervals[v.id][0]].loops == load.loops)
             return ()
@@ -91,7 +91,7 @@ def vectorised_offset_costs(live: Liveness, env: Mapping[str, Any], threads: int
     out: dict[int, float] = {}
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind not in ("load", "store") or not op.operands:
+        if step.is_end or op.kind not in (OpKind.LOAD, OpKind.STORE) or not op.operands:
             continue
         pointer = op.operands[0]
         if len(pointer.shape) < 2 or not pointer.dtype.startswith("ptr<"):
@@ -115,6 +115,6 @@ def vectorised_offset_costs(live: Liveness, env: Mapping[str, Any], threads: int
                     cost = 2.0 * math.ceil(per_thread / min(per_thread, vec))
                     out[v.id] = min(out.get(v.id, costs[v.id]), cost)
             p = producers.get(v.id)
-            if p is not None and p.kind in ("elementwise", "cast", "view", "broadcast_to"):
+            if p is not None and p.kind in (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW):
                 stack.extend(p.operands)
     return out

@@ -24,12 +24,12 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, readers
 from kernlint.analysis.placement import DotPlacement
-from kernlint.ir.nodes import Value
+from kernlint.ir.nodes import OpKind, Value
 from kernlint.ir.symbolic import as_int
 
 MMA_ROWS_PER_WARP = 16   # m16 of mma.sync; a wgmma warp group's 64 rows are 4 warps × 16
 MMA_COLS_PER_WARP = 8    # n8 of mma.sync
-_SAME_LAYOUT_OPS = ("elementwise", "cast")
+_SAME_LAYOUT_OPS = (OpKind.ELEMENTWISE, OpKind.CAST)
 
 
 def _dims(value: Value, env: Mapping[str, Any]) -> tuple[int | None, ...]:
@@ -66,7 +66,7 @@ def chained_replication(live: Liveness, dots: list[DotPlacement], env: Mapping[s
         while frontier:   # the element-wise forward slice that keeps the product's shape (and layout)
             value = frontier.pop()
             for op in users.get(value.id, ()):
-                if op.kind == "dot":
+                if op.kind == OpKind.DOT:
                     feeds_dot = feeds_dot or (value.id in dot_operands and op is not d.op)  # A or B, not the acc
                     continue
                 nxt = op.result

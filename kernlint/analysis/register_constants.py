@@ -14,6 +14,7 @@ every splat nothing moved the probe to 59 / 105 / 97 and the public set's median
 from __future__ import annotations
 
 from kernlint.analysis.liveness import Liveness, carried_inits, derived, producers
+from kernlint.ir.nodes import OpKind
 
 
 def constant_tiles(live: Liveness) -> set[int]:
@@ -22,7 +23,7 @@ def constant_tiles(live: Liveness) -> set[int]:
     def compute() -> set[int]:
         prod = producers(live)
         inits = carried_inits(live)
-        folded_args = [c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end and s.op.id in live.folded
+        folded_args = [c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end and s.op.id in live.folded
                        for c in s.op.attrs.get("carried", ())]
         out: set[int] = set()
 
@@ -34,7 +35,7 @@ def constant_tiles(live: Liveness) -> set[int]:
             if vid in inits and vid in folded_args:
                 return splat(inits[vid].id, depth + 1)
             op = prod.get(vid)
-            return op is not None and op.kind == "full"
+            return op is not None and op.kind == OpKind.FULL
 
         for arg in folded_args:
             if live.values.get(arg) is not None and live.values[arg].shape and splat(arg):

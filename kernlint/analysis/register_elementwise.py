@@ -9,13 +9,13 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.register_streams import scaled_products, scan_results
-from kernlint.ir.nodes import Op, Value, is_pointer
+from kernlint.ir.nodes import Op, OpKind, Value, is_pointer
 from kernlint.ir.symbolic import Unknown
 
 
 # A reshape whose layouts agree is a renaming of registers (no shared-memory round trip: measured Triton 3.9,
 # examples/quantize_fp8.py reshapes [G·128] <-> [G, 128] with only the reduction's scratch in shared memory).
-_STREAMING_USERS = ("elementwise", "cast", "store", "reduce", "view", "reshape")
+_STREAMING_USERS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.STORE, OpKind.REDUCE, OpKind.VIEW, OpKind.RESHAPE)
 
 
 def streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) -> set[int]:
@@ -23,25 +23,25 @@ def streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) ->
     single-use intermediate feeding another element-wise op, a store or a reduction lives in the
     registers of the operands it replaces (measured: swiglu BLOCK 16384 w4 needs 116 registers, about
     its two loaded bf16 tiles, not the five fp32 intermediates)."""
-    uses: dict[int, dict[int, str]] = {}   # value → {using op id: op kind}; `x * x` is one use
+    uses: dict[int, dict[int, str]] = {}   # value → {using op id: op kind, or "yield"}; `x * x` is one use
     for step in live.steps:
         if step.is_end:
             continue
         for v in step.op.operands:
             uses.setdefault(v.id, {})[step.op.id] = step.op.kind
-        for c in step.op.attrs.get("carried", ()) if step.op.kind == "for" else ():
+        for c in step.op.attrs.get("carried", ()) if step.op.kind == OpKind.FOR else ():
             uses.setdefault(c.yielded.id, {})[-step.op.id] = "yield"
-        for merge in step.op.attrs.get("merges", ()) if step.op.kind == "if" else ():
+        for merge in step.op.attrs.get("merges", ()) if step.op.kind == OpKind.IF else ():
             for v in merge[1:]:  # an if-branch value renamed to the merged result: a view of it
                 if isinstance(v, Value):
-                    uses.setdefault(v.id, {})[-step.op.id] = "view"
+                    uses.setdefault(v.id, {})[-step.op.id] = OpKind.VIEW
     out: set[int] = set()
     held = held_across_iterations(live)
     scanned = scan_results(live)   # written whole by a scan before any element is read
     scanned |= scaled_products(live, uses)
     # an MMA writes its whole product at once: read by two ops (`h * tl.sigmoid(h)`) it is held whole until the
     # last (probe fused MLP, tests/truth/chained_dots.py, 64×64 · 4 warps: 75 → 106 against ptxas 125 on sm_90)
-    scanned |= {s.op.result.id for s in live.steps if not s.is_end and s.op.kind == "dot" and s.op.result is not None
+    scanned |= {s.op.result.id for s in live.steps if not s.is_end and s.op.kind == OpKind.DOT and s.op.result is not None
                 and len(uses.get(s.op.result.id, {})) > 1}
     for vid, value in live.values.items():
         if not value.shape or vid in loaded or is_pointer(value.dtype) or vid in held or vid in scanned:
@@ -60,18 +60,19 @@ def held_across_iterations(live: Liveness) -> set[int]:
     is read again by every iteration, so both exist whole in registers for the loop's duration. Measured
     (Triton 3.9, rmsnorm_bwd: W_row loaded before the row loop, dW_row carried, bf16, 32 fp32 elements per
     thread): 162-208 registers, not the 95 of the two per-row tiles alone."""
-    out = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
+    out = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end for c in s.op.attrs.get("carried", ())}
     for vid, (start, end) in live.intervals.items():  # a use inside a loop ends the interval at its end marker
         last = live.steps[end] if end < len(live.steps) else None
-        if last is not None and last.is_end and last.op.kind == "for" and last.op.id not in live.steps[start].loops:
+        if last is not None and last.is_end and last.op.kind == OpKind.FOR and last.op.id not in live.steps[start].loops:
             out.add(vid)
     return out
 
 
 # Ops that need a whole tile at once (or split the element-wise chain): a value live across one of them
 # is materialised, not recomputed per element.
-_ELEMENTWISE_USERS = ("elementwise", "cast", "store", "view")
-_TILE_BARRIERS = ("reduce", "scan", "dot", "for", "while", "if", "load", "atomic", "trans", "reshape")
+_ELEMENTWISE_USERS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.STORE, OpKind.VIEW)
+_TILE_BARRIERS = (OpKind.REDUCE, OpKind.SCAN, OpKind.DOT, OpKind.FOR, OpKind.IF, OpKind.LOAD, OpKind.ATOMIC, OpKind.TRANS,
+                  OpKind.RESHAPE)
 
 
 def _elementwise_span(live: Liveness, vid: int, env: Mapping[str, Any]) -> bool:
@@ -88,7 +89,7 @@ def _elementwise_span(live: Liveness, vid: int, env: Mapping[str, Any]) -> bool:
 def _resolved_if(op: Op, env: Mapping[str, Any]) -> bool:
     """An `if` on a constexpr is resolved by Triton's code generator: only the taken branch is emitted, inline,
     so it splits no element-wise chain (cross_entropy_bwd's `if HAS_SMOOTHING` between exp and where)."""
-    cond = op.attrs.get("cond") if op.kind == "if" else None
+    cond = op.attrs.get("cond") if op.kind == OpKind.IF else None
     return cond is not None and not op.operands and not isinstance(cond.evaluate(env), Unknown)
 
 
@@ -106,7 +107,7 @@ def carry_streamed_data(live: Liveness, streamed: set[int], costs: dict[int, flo
     step_index = {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end}
     for vid in streamed:
         start, end = live.intervals[vid]
-        if not any(live.steps[i].op.kind == "load" and live.steps[i].loops == live.steps[start].loops
+        if not any(live.steps[i].op.kind == OpKind.LOAD and live.steps[i].loops == live.steps[start].loops
                    for i in range(start + 1, end)):
             continue
         op = live.steps[start].op

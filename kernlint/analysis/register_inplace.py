@@ -23,13 +23,13 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
 from kernlint.analysis.placement import _producer_map, numel
-from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer
 
 # a streamed load keeps the vector being stored and the next one in flight (the SASS above): 2 × 16 bytes
 IN_FLIGHT_BYTES = 32
-_CHAIN = ("elementwise", "cast")
-_STREAM_USERS = ("elementwise", "cast", "store")
-_STATIC_OFFSET_OPS = ("arange", "view", "elementwise", "cast", "broadcast", "expand_dims")
+_CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
+_STREAM_USERS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.STORE)
+_STATIC_OFFSET_OPS = (OpKind.ARANGE, OpKind.VIEW, OpKind.ELEMENTWISE, OpKind.CAST)
 
 
 def _static_offsets(value: Value, producers: dict[int, Op], depth: int = 0) -> bool:
@@ -51,7 +51,7 @@ def pointer_base(address: Value, producers: dict[int, Op]) -> int | None:
         if not value.shape:
             return value.id if is_pointer(value.dtype) else None
         op = producers.get(value.id)
-        if op is None or op.kind not in ("elementwise", "view", "broadcast", "expand_dims"):
+        if op is None or op.kind not in (OpKind.ELEMENTWISE, OpKind.VIEW):
             return None
         pointers = [v for v in op.operands if is_pointer(v.dtype)]
         if len(pointers) != 1 or not all(_static_offsets(v, producers) for v in op.operands if v is not pointers[0]):
@@ -69,7 +69,7 @@ def _feeds_other_stores(loads: set[int], own: set[int], ops_of: Mapping[int, lis
             continue
         seen.add(vid)
         for op in ops_of.get(vid, ()):
-            if op.kind in ("store", "atomic") and op.id not in own:
+            if op.kind in (OpKind.STORE, OpKind.ATOMIC) and op.id not in own:
                 return True
             frontier.extend(v.id for v in op.all_results())
     return False
@@ -86,7 +86,7 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
     groups: list[tuple[set[int], set[int], set[int], set[int]]] = []
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "store" or len(op.operands) < 2 or not op.operands[1].shape:
+        if step.is_end or op.kind != OpKind.STORE or len(op.operands) < 2 or not op.operands[1].shape:
             continue
         base = pointer_base(op.operands[0], producers)
         if base is None:
@@ -99,7 +99,7 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
             if not v.shape:
                 return ()
             tiles.append(v)
-            if p.kind == "load":
+            if p.kind == OpKind.LOAD:
                 if where.get(p.id) == step.loops and p.operands and pointer_base(p.operands[0], producers) == base:
                     load_ops.add(p.id)
                     loads.add(v.id)
@@ -110,7 +110,7 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
         if not loads or not all(u.kind in _STREAM_USERS and where.get(u.id) == step.loops
                                 for v in tiles for u in ops_of.get(v.id, ())):
             continue
-        casts = {v.id for v in tiles if producers.get(v.id) is not None and producers[v.id].kind == "cast"
+        casts = {v.id for v in tiles if producers.get(v.id) is not None and producers[v.id].kind == OpKind.CAST
                  and all(o.id in loads for o in producers[v.id].operands)}
         merged = (load_ops, loads, casts, {op.id})
         for g in [g for g in groups if g[1] & loads]:
@@ -118,7 +118,7 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
             merged = tuple(a | b for a, b in zip(merged, g))
         groups.append(merged)
     out: dict[int, int] = {}
-    stores = [s.op.id for s in live.steps if not s.is_end and s.op.kind in ("store", "atomic")]
+    stores = [s.op.id for s in live.steps if not s.is_end and s.op.kind in (OpKind.STORE, OpKind.ATOMIC)]
     for load_ops, loads, casts, own in groups:
         first, last = min(index[o] for o in load_ops), max(index[o] for o in own)
         # a store through another pointer between the loads and the update's last store may alias them, and
@@ -147,7 +147,7 @@ def _address_tiles(accesses: set[int], producers: dict[int, Op], ops_of: Mapping
         if v.id in candidates or not v.shape:
             continue
         op = producers.get(v.id)
-        if op is None or op.kind not in ("elementwise", "view", "broadcast", "expand_dims", "arange"):
+        if op is None or op.kind not in (OpKind.ELEMENTWISE, OpKind.VIEW, OpKind.ARANGE):
             continue
         candidates.add(v.id)
         frontier.extend(op.operands)

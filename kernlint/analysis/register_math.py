@@ -14,7 +14,7 @@ three; sm_100 is within 2 of sm_90 on every call.
 from __future__ import annotations
 
 from kernlint.analysis.liveness import Liveness
-from kernlint.ir.nodes import Value
+from kernlint.ir.nodes import OpKind, Value
 
 MATH_TEMPORARIES: dict[str, int] = {"sin": 11, "cos": 11, "log": 6, "tanh": 6, "erf": 4, "pow": 6, "erfinv": 6,
                                     "acosh": 2}
@@ -42,7 +42,7 @@ def math_temporaries(live: Liveness) -> dict[int, float]:
     for i, step in enumerate(live.steps):
         # tiles only: a call on a scalar (the log of a row's sum) is scheduled where registers are free
         # (Triton 3.9 sm_90 cross_entropy_fwd_kernel: 2 below the model without it, not 6 above)
-        if step.is_end or step.op.kind != "elementwise" or step.op.result is None or not step.op.result.shape:
+        if step.is_end or step.op.kind != OpKind.ELEMENTWISE or step.op.result is None or not step.op.result.shape:
             continue
         extra = call_temporaries(step.op.attrs.get("fn"))
         if not extra:
@@ -57,7 +57,7 @@ def math_temporaries(live: Liveness) -> dict[int, float]:
             seen.add(v.id)
             start = min(start, live.intervals[v.id][0])
             op = producer.get(v.id)
-            if op is not None and op.kind in ("elementwise", "cast"):
+            if op is not None and op.kind in (OpKind.ELEMENTWISE, OpKind.CAST):
                 todo.extend(op.operands)
         for j in range(start, i + 1):
             out[j] = max(out.get(j, 0.0), float(extra))

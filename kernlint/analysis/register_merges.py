@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.analysis.liveness import Liveness
-from kernlint.ir.nodes import Op, Value
+from kernlint.ir.nodes import Op, OpKind, Value
 from kernlint.ir.symbolic import Unknown
 
 
@@ -38,10 +38,10 @@ def through_merges_and_loops(live: Liveness, seeds: set[int], env: Mapping[str, 
         op = step.op
         if step.is_end:
             continue
-        if op.kind == "if":
+        if op.kind == OpKind.IF:
             for phi, sources in merge_sources(op, env):
                 links.append((tuple(v.id for v in sources), (phi.id,)))
-        elif op.kind == "for":
+        elif op.kind == OpKind.FOR:
             links.extend(((c.yielded.id,), (c.arg.id, c.init.id)) for c in op.attrs.get("carried", ()))
     changed = True
     while changed:

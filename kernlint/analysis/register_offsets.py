@@ -19,7 +19,7 @@ from kernlint.analysis.axis_info import Contiguity, tile_shape
 from kernlint.analysis.linear_layout import slice_of
 from kernlint.analysis.liveness import Liveness, readers
 from kernlint.analysis.placement import _producer_map
-from kernlint.ir.nodes import Op, Value, element_bytes, is_pointer, pointee
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer, pointee
 
 
 def non_affine_offset_costs(live: Liveness, env: Mapping[str, Any], num_warps: int) -> dict[int, float]:
@@ -51,7 +51,7 @@ def _read_in_inner_loop(live: Liveness, vid: int) -> bool:
     if end >= len(live.steps):
         return False
     last = live.steps[end]
-    return last.is_end and last.op.kind == "for" and last.op.id not in live.steps[start].loops
+    return last.is_end and last.op.kind == OpKind.FOR and last.op.id not in live.steps[start].loops
 
 
 def _elements_per_thread(value: Value, users: Mapping[int, list[Op]], env: Mapping[str, Any],
@@ -68,14 +68,14 @@ def _elements_per_thread(value: Value, users: Mapping[int, list[Op]], env: Mappi
             if r is None:
                 continue
             shape = tile_shape(r, env) if r.shape else None
-            if op.kind == "view" and shape is not None and len(shape) == 2 and sliced is None:
+            if op.kind == OpKind.VIEW and shape is not None and len(shape) == 2 and sliced is None:
                 sliced = 1 if shape[1] == 1 else 0 if shape[0] == 1 else None
             if shape is not None and len(shape) == 2 and min(shape) > 1 and sliced is not None \
                     and is_pointer(r.dtype):
                 vec = max(1, min(shape[1], int(16 // max(1.0, element_bytes(pointee(r.dtype))))))
                 layout = slice_of(shape, (1, vec), (1, 0), num_warps, sliced)
                 return 2 ** len(layout.reg)
-            if op.kind in ("view", "cast", "elementwise"):
+            if op.kind in (OpKind.VIEW, OpKind.CAST, OpKind.ELEMENTWISE):
                 frontier.append(r)
     return None
 

@@ -24,10 +24,10 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
 from kernlint.analysis.placement import _producer_map
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
-_CHAIN = ("elementwise", "cast")
-_STREAM_USERS = ("elementwise", "cast", "store")
+_CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
+_STREAM_USERS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.STORE)
 # loads a group needs before ptxas sinks any: two in straight-line code (micro two_loads: 116 registers at
 # 64 fp32 per thread where both tiles need 128 + addresses), three inside a loop — with two loads per
 # iteration ptxas keeps both tiles (a looped x·w micro kernel: 128; examples/swiglu.py at 32-64 bf16 per
@@ -59,7 +59,7 @@ def _element_wise_sources(start: Value, producers: Mapping[int, Op], where: Mapp
         nonlocal outside
         if not v.shape:
             return ()
-        if p.kind == "load":
+        if p.kind == OpKind.LOAD:
             outside |= where.get(p.id) != loops
             loads.add(v.id)
             tiles[v.id] = v
@@ -67,7 +67,7 @@ def _element_wise_sources(start: Value, producers: Mapping[int, Op], where: Mapp
             outside |= strict and where.get(p.id) != loops
             tiles[v.id] = v
             return p.operands
-        elif p.kind == "if" and strict:
+        elif p.kind == OpKind.IF and strict:
             for phi, then_value, else_value in p.attrs.get("merges", ()):
                 if phi.id == v.id and then_value.id not in producers and else_value.id in producers:
                     tiles[v.id] = v
@@ -89,7 +89,7 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
     groups: list[tuple[set[int], int, bool]] = []   # (loads, stores they feed, in a loop)
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "store" or len(op.operands) < 2 or not op.operands[1].shape:
+        if step.is_end or op.kind != OpKind.STORE or len(op.operands) < 2 or not op.operands[1].shape:
             continue
         # outside: a load of another block (before the loop) feeds the chain
         chain, loads, outside = _element_wise_sources(op.operands[1], producers, where, step.loops, strict=False)
@@ -137,7 +137,7 @@ def reduced_streams(live: Liveness) -> list[tuple[Op, tuple[tuple[int, ...], tup
     out: list[tuple[Op, tuple[tuple[int, ...], tuple[int, ...]]]] = []
     for step in live.steps:
         op = step.op
-        if step.is_end or step.loops or op.kind != "reduce" or len(op.operands) != 1 or not op.operands[0].shape:
+        if step.is_end or step.loops or op.kind != OpKind.REDUCE or len(op.operands) != 1 or not op.operands[0].shape:
             continue
         tiles, loads, outside = _element_wise_sources(op.operands[0], producers, where, step.loops, strict=True)
         only_chain = all(u.id == op.id or (u.kind in _CHAIN and u.result is not None and u.result.id in tiles)
@@ -156,7 +156,7 @@ def _private_addresses(live: Liveness, loads: list[Op], loops: tuple[int, ...]) 
     cands: set[int] = set()
 
     def visit(p: Op, v: Value) -> Iterable[Value]:
-        if v.shape and p.kind == "elementwise" and where.get(p.id) == loops:
+        if v.shape and p.kind == OpKind.ELEMENTWISE and where.get(p.id) == loops:
             cands.add(v.id)
             return p.operands
         return ()
@@ -205,7 +205,7 @@ def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, ca
         for vid in loads:
             if vid != biggest:
                 costs[vid] = costs.get(vid, 0.0) * sunk_share(costs.get(vid, 0.0))
-    loaded_ids = {v.id for s in live.steps if not s.is_end and s.op.kind == "load" for v in s.op.all_results()}
+    loaded_ids = {v.id for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD for v in s.op.all_results()}
     for reduce, group in derived(live, "reduced streams", lambda: reduced_streams(live)):
         two_d = len(reduce.operands[0].shape) > 1
         if two_d and capability >= 100:
@@ -232,7 +232,7 @@ def _independent_loops(live: Liveness) -> set[int]:
     """Loops that carry nothing from one iteration to the next (a persistent row loop: `for row in
     tl.range(start, n_rows, step)` with the whole row reduced inside): each iteration is straight-line code."""
     return derived(live, "independent loops", lambda: {
-        s.op.id for s in live.steps if s.op.kind == "for" and not s.is_end and not s.op.attrs.get("carried")
+        s.op.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end and not s.op.attrs.get("carried")
         and not s.op.attrs.get("rebinds_outer", True)})
 
 
@@ -244,14 +244,14 @@ def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float
     16/32/64/128 elements per thread): 4/8-15/25-31/33 registers above the model without this term; SASS of
     BLOCK 16384 · 8 warps peaks at 99 registers inside the pairwise FADD tree of `tl.sum`."""
     step = live.steps[index]
-    if step.op.kind == "scan":
+    if step.op.kind == OpKind.SCAN:
         # a scan writes its outputs while it still reads its inputs (in-thread prefix, warp shuffles, then
         # the cross-warp prefix from shared memory added to every element): inputs that die here are not
         # overwritten in place. Measured (Triton 3.9, sm_90, suite linear_recurrence_kernel: a 2-tuple scan
         # of fp32 tiles, 8/16/32 elements per thread): 57/84-96/145 registers, kernlint 40/59/97 without this
         return sum(costs.get(v.id, 0.0) for v in step.op.operands
                    if live.intervals.get(v.id, (0, -1))[1] == index)
-    if step.op.kind != "reduce" or not step.op.operands:
+    if step.op.kind != OpKind.REDUCE or not step.op.operands:
         return 0.0
     src = step.op.operands[0]
     if live.intervals.get(src.id, (0, -1))[1] <= index:
@@ -266,7 +266,7 @@ def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float
 def scan_results(live: Liveness) -> set[int]:
     """Values a scan produces: they exist whole (every element is written before any is read), so they are
     never streamed element by element (register_elementwise.streamed_values)."""
-    return {v.id for s in live.steps if s.op.kind == "scan" and not s.is_end for v in s.op.all_results()}
+    return {v.id for s in live.steps if s.op.kind == OpKind.SCAN and not s.is_end for v in s.op.all_results()}
 
 
 def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> set[int]:
@@ -277,11 +277,11 @@ def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> se
     add into the MMA's accumulator operand (lib/Dialect/TritonGPU... Combine: add(dot(a, b, 0), d) ->
     dot(a, b, d)). Found on the public set: unsloth's _w8a8_block_fp8_matmul at 64×64×64 · 4 warps,
     ptxas 157 (sm_90) / 196 (sm_100) registers against 73 / 105 estimated with the product streamed."""
-    carried = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end for c in s.op.attrs.get("carried", ())}
+    carried = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end for c in s.op.attrs.get("carried", ())}
     by_id = {s.op.id: s.op for s in live.steps if not s.is_end}
     out: set[int] = set()
     for step in live.steps:
-        if step.is_end or step.op.kind != "dot" or step.op.result is None:
+        if step.is_end or step.op.kind != OpKind.DOT or step.op.result is None:
             continue
         value, hops = step.op.result, 0
         while hops < 8:
@@ -289,7 +289,7 @@ def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> se
             if len(users) != 1:
                 break
             user = by_id.get(next(iter(users)))
-            if user is None or user.kind != "elementwise" or user.result is None:
+            if user is None or user.kind != OpKind.ELEMENTWISE or user.result is None:
                 break
             others = [v for v in user.operands if v.id != value.id]
             if user.attrs.get("fn") == "+" and any(v.id in carried for v in others):
@@ -313,7 +313,7 @@ def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> se
 # registers, 128 + 128), so there the window is left off for two or more accumulators. Micro kernels:
 # tests/truth/accumulated_loads.py; counts in tests/test_register_rows.py.
 LOAD_WINDOW_REGS = 32.0
-_ACCUMULATE_CHAIN = ("elementwise", "cast")
+_ACCUMULATE_CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
 
 
 def accumulated_loads(live: Liveness) -> list[tuple[tuple[int, ...], int]]:
@@ -324,12 +324,12 @@ def accumulated_loads(live: Liveness) -> list[tuple[tuple[int, ...], int]]:
     where = {s.op.id: s.loops for s in live.steps if not s.is_end}
     users = readers(live)
     yielded: dict[int, set[int]] = {s.op.id: {c.yielded.id for c in s.op.attrs.get("carried", ())}
-                                    for s in live.steps if s.op.kind == "for" and not s.is_end}
-    unrolled = {s.op.id for s in live.steps if s.op.kind == "for" and s.op.attrs.get("loop") == "static_range"}
+                                    for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
+    unrolled = {s.op.id for s in live.steps if s.op.kind == OpKind.FOR and s.op.attrs.get("loop") == "static_range"}
     groups: dict[int, tuple[list[int], set[int]]] = {}
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "load" or op.result is None or not op.result.shape or not step.loops:
+        if step.is_end or op.kind != OpKind.LOAD or op.result is None or not op.result.shape or not step.loops:
             continue
         loop = step.loops[-1]
         if loop in unrolled:   # tl.static_range: Triton unrolls it, register_unroll.unrolled_loads counts its loads

@@ -26,7 +26,7 @@ from kernlint.analysis.liveness import (Liveness, producers as producers_of, rea
                                        walk_back)
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.analysis.register_merges import merge_sources
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
 TCGEN05_LD_MAX_WORDS = 128  # .32x32b.x128: the widest tcgen05.ld, 128 registers per thread
@@ -49,7 +49,7 @@ def tmem_reads(live: Liveness, in_tmem: set[int], fragment: Callable[[Value], fl
     out: dict[int, float] = {}
     for i, step in enumerate(live.steps):
         op = step.op
-        if step.is_end or op.kind in ("dot", "for"):
+        if step.is_end or op.kind in (OpKind.DOT, OpKind.FOR):
             continue
         for v in op.operands:
             if v.id not in in_tmem:
@@ -57,7 +57,7 @@ def tmem_reads(live: Liveness, in_tmem: set[int], fragment: Callable[[Value], fl
             words = fragment(v)
             landed = min(words, TCGEN05_LD_MAX_WORDS)
             narrowing = 1.0
-            if op.kind == "cast" and op.result is not None and element_bytes(v.dtype) > 0:
+            if op.kind == OpKind.CAST and op.result is not None and element_bytes(v.dtype) > 0:
                 narrowing = min(1.0, element_bytes(op.result.dtype) / element_bytes(v.dtype))
             read = landed + (words - landed) * narrowing
             if op.result is not None and op.result.id in in_tmem:  # `acc += dot`: stays in TMEM
@@ -84,7 +84,7 @@ def row_vector_operands(live: Liveness, in_tmem: set[int], env: Mapping[str, Any
     out: dict[int, float] = {}
     for i, step in enumerate(live.steps):
         op = step.op
-        if step.is_end or op.kind != "elementwise" or not any(v.id in in_tmem for v in op.operands):
+        if step.is_end or op.kind != OpKind.ELEMENTWISE or not any(v.id in in_tmem for v in op.operands):
             continue
         acc = next(v for v in op.operands if v.id in in_tmem)
         for v in op.operands:
@@ -102,9 +102,9 @@ def row_vector_operands(live: Liveness, in_tmem: set[int], env: Mapping[str, Any
 def _viewed_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
     """The load a value is a view or cast of (`bias[None, :]`, `bias.to(tl.float32)[None, :]`)."""
     op = producers.get(value.id)
-    while op is not None and op.kind in ("view", "cast", "reshape") and op.operands:
+    while op is not None and op.kind in (OpKind.VIEW, OpKind.CAST, OpKind.RESHAPE) and op.operands:
         op = producers.get(op.operands[0].id)
-    return op if op is not None and op.kind == "load" else None
+    return op if op is not None and op.kind == OpKind.LOAD else None
 
 
 def staged_async_operands(live: Liveness, dots: list[DotPlacement]) -> set[int]:
@@ -139,12 +139,12 @@ def folded_accumulations(live: Liveness, dot_results: set[int]) -> set[int]:
     accumulator operand (lib/Dialect/Triton/Transforms/Combine.td, `add(acc, dot(a, b, 0)) → dot(a, b, acc)`),
     so on sm_100 the running sum stays in tensor memory like a `tl.dot(a, b, acc)` accumulator (dK/dV/dQ of
     the attention backward: measured b200 dK/dV 32×64 w4 s3 126 registers, not two 64×128 fp32 tiles)."""
-    carried_args = {c.arg.id for s in live.steps if s.op.kind == "for" and not s.is_end
+    carried_args = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end
                     for c in s.op.attrs.get("carried", ())}
     out: set[int] = set()
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "elementwise" or op.attrs.get("fn") != "+" or op.result is None:
+        if step.is_end or op.kind != OpKind.ELEMENTWISE or op.attrs.get("fn") != "+" or op.result is None:
             continue
         ids = {v.id for v in op.operands}
         if len(op.operands) == 2 and ids & dot_results and ids & carried_args:
@@ -166,7 +166,7 @@ def folded_accumulations(live: Liveness, dot_results: set[int]) -> set[int]:
 # 128×128 w4 / 128×256 w8, well under the 232 the rule would give -- ptxas seems to interleave that add with
 # the conversion (not measured further).
 CONVERT_DESTINATION_SHARE = 0.75
-_EPILOGUE_CHAIN = ("cast", "view")
+_EPILOGUE_CHAIN = (OpKind.CAST, OpKind.VIEW)
 
 
 def epilogue_store_conversions(live: Liveness, in_tmem: set[int], env: Mapping[str, Any],
@@ -178,7 +178,7 @@ def epilogue_store_conversions(live: Liveness, in_tmem: set[int], env: Mapping[s
     out: dict[int, float] = {}
     for i, step in enumerate(live.steps):
         op = step.op
-        if step.is_end or op.kind != "store" or len(op.operands) < 2:
+        if step.is_end or op.kind != OpKind.STORE or len(op.operands) < 2:
             continue
         value = op.operands[1]
         if not value.shape or not _reaches_tmem(value, in_tmem, producers, env):
@@ -204,7 +204,7 @@ def _reaches_tmem(value: Value, in_tmem: set[int], producers: Mapping[int, Op], 
             return ()
         if op.kind in _EPILOGUE_CHAIN:
             return tuple(o for o in op.operands if o.shape)
-        if op.kind == "if":   # `if HAS_BIAS: acc += bias[None, :]`: the branch taken
+        if op.kind == OpKind.IF:   # `if HAS_BIAS: acc += bias[None, :]`: the branch taken
             return tuple(b for phi, sources in merge_sources(op, env) if phi.id == v.id for b in sources)
         return ()
 
@@ -239,13 +239,13 @@ def deferred_row_sums(live: Liveness, dots: list[DotPlacement], env: Mapping[str
         if not d.tmem_accumulator or d.in_loop not in end_of or not d.op.operands:
             continue
         cast = producers.get(d.op.operands[0].id)
-        if cast is None or cast.kind != "cast" or not cast.operands:
+        if cast is None or cast.kind != OpKind.CAST or not cast.operands:
             continue
         p = cast.operands[0]
         if p.dtype != "fp32" or len(p.shape) != 2 or p.id not in live.intervals:
             continue
         if as_int(p.shape[0].evaluate(env)) != 32 * num_warps:
             continue
-        if any(u.kind == "reduce" for u in users.get(p.id, [])):
+        if any(u.kind == OpKind.REDUCE for u in users.get(p.id, [])):
             out[p.id] = (step_of[d.in_loop], end_of[d.in_loop])
     return out

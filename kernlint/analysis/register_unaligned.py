@@ -19,9 +19,9 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, readers, producers as producers_of
 from kernlint.analysis.placement import numel
-from kernlint.ir.nodes import Op, Value, is_pointer
+from kernlint.ir.nodes import Op, OpKind, Value, is_pointer
 
-_FOLLOW = ("view", "reshape", "broadcast_to", "expand_dims")
+_FOLLOW = (OpKind.VIEW, OpKind.RESHAPE)
 
 
 def _loaded_base(pointer: Value, producers: Mapping[int, Op]) -> bool:
@@ -32,14 +32,14 @@ def _loaded_base(pointer: Value, producers: Mapping[int, Op]) -> bool:
         op = producers.get(v.id) if v is not None else None
         if op is None or "multiple_of" in op.attrs:
             return False          # a parameter (16-byte aligned by specialisation), a block argument or a hint
-        if op.kind == "cast":
+        if op.kind == OpKind.CAST:
             src = op.operands[0] if op.operands else None
             if src is None or is_pointer(src.dtype):
                 return False
-            while src is not None and producers.get(src.id) is not None and producers[src.id].kind == "cast":
+            while src is not None and producers.get(src.id) is not None and producers[src.id].kind == OpKind.CAST:
                 src = producers[src.id].operands[0] if producers[src.id].operands else None
-            return src is not None and producers.get(src.id) is not None and producers[src.id].kind == "load"
-        if op.kind == "elementwise" and op.attrs.get("fn") in ("+", "-"):
+            return src is not None and producers.get(src.id) is not None and producers[src.id].kind == OpKind.LOAD
+        if op.kind == OpKind.ELEMENTWISE and op.attrs.get("fn") in ("+", "-"):
             v = next((o for o in op.operands if is_pointer(o.dtype)), None)
         elif op.kind in _FOLLOW and op.operands:
             v = op.operands[0]
@@ -57,7 +57,7 @@ def unaligned_pointer_costs(live: Liveness, env: Mapping[str, Any], threads: int
     for vid, value in live.values.items():
         if not value.shape or not value.dtype.startswith("ptr<"):
             continue
-        if not any(op.kind in ("load", "store") and op.operands and op.operands[0].id == vid
+        if not any(op.kind in (OpKind.LOAD, OpKind.STORE) and op.operands and op.operands[0].id == vid
                    for op in read_by.get(vid, [])):
             continue
         size = numel(value, env)

@@ -6,7 +6,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, producers as producers_of, walk_ops
 from kernlint.analysis.placement import numel
-from kernlint.ir.nodes import Op
+from kernlint.ir.nodes import Op, OpKind
 from kernlint.ir.symbolic import as_int
 
 
@@ -43,7 +43,7 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: boo
     producers = producers_of(live)
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != "for" or op.attrs.get("loop") != "static_range":
+        if step.is_end or op.kind != OpKind.FOR or op.attrs.get("loop") != "static_range":
             continue
         trips = static_trip_count(op, env)
         if trips is None or trips < 2:
@@ -53,11 +53,11 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: boo
         # A store or atomic in the body may alias the next iteration's loads (pointers carry no aliasing
         # facts), so the loads stay behind it and one iteration's tiles are live at a time (examples/rope.py,
         # in-place rotation over static_range head blocks: measured 32-44 registers, one iteration's tiles).
-        if any(inner.kind in ("store", "atomic") for inner in walk_ops(body)):
+        if any(inner.kind in (OpKind.STORE, OpKind.ATOMIC) for inner in walk_ops(body)):
             continue
         # the body as this config emits it (liveness resolved the constexpr `if`s); nested loops excluded
         emitted = [s.op for s in live.steps if not s.is_end and s.loops and s.loops[-1] == op.id]
-        hoisted = [inner for inner in emitted if inner.kind == "load"
+        hoisted = [inner for inner in emitted if inner.kind == OpKind.LOAD
                    and inner.result is not None and not _depends_on(inner, carried, producers)]
         sizes = {op.result.id: numel(op.result, env) for op in hoisted if op.result is not None}
         known = [n for n in sizes.values() if n is not None]
@@ -81,6 +81,6 @@ def _depends_on(op: Op, targets: set[int], producers: Mapping[int, Op]) -> bool:
             continue
         seen.add(v.id)
         producer = producers.get(v.id)
-        if producer is not None and producer.kind != "for":
+        if producer is not None and producer.kind != OpKind.FOR:
             stack.extend(producer.operands)
     return False

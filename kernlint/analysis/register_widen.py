@@ -18,10 +18,10 @@ from typing import Any
 from kernlint.analysis.liveness import Liveness, readers, producers as producers_of
 from kernlint.analysis.access_layout import Access, memory_shapes
 from kernlint.analysis.smem_reduce import tile_layout
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
 # ops that rename a tile without touching its registers (the widened value may pass through them)
-_RENAMING = ("view", "reshape")
+_RENAMING = (OpKind.VIEW, OpKind.RESHAPE)
 
 
 def _rows_per_thread(reduce: Op, producers: Mapping[int, Op], env: Mapping[str, Any],
@@ -50,11 +50,11 @@ def _reduced_row_by_row(value: Value, read_by: Mapping[int, list[Op]], order: Ma
             continue
         seen.add(v.id)
         for op in read_by.get(v.id, []):
-            if op.kind == "reduce":
+            if op.kind == OpKind.REDUCE:
                 if order.get(op.id, last_read) < last_read and _rows_per_thread(op, producers, env, memory,
                                                                                  num_warps) >= 2:
                     return True
-            elif op.kind in ("elementwise", "cast") and op.result is not None:
+            elif op.kind in (OpKind.ELEMENTWISE, OpKind.CAST) and op.result is not None:
                 stack.append(op.result)
     return False
 
@@ -69,7 +69,7 @@ def hold_widened_loads_narrow(live: Liveness, costs: dict[int, float], loaded: s
     memory: list[Access] | None = None
     for index, step in enumerate(live.steps):
         op = step.op
-        if step.is_end or op.kind != "cast" or op.result is None or not op.operands:
+        if step.is_end or op.kind != OpKind.CAST or op.result is None or not op.operands:
             continue
         src = op.operands[0]
         if src.id not in loaded or live.intervals.get(src.id, (0, -1))[1] != index:

@@ -41,7 +41,7 @@ from kernlint.analysis.spill_collapse import (COLLAPSE_RATIO, MMA_SYNC_16W_COLLA
                                               REGISTER_GRANULE, apply_philox_serialisation, apply_spill_collapse)
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.dtypes import PHILOX_RESULTS
-from kernlint.ir.nodes import Value, element_bytes, is_pointer, pointee
+from kernlint.ir.nodes import OpKind, Value, element_bytes, is_pointer, pointee
 from kernlint.ir.symbolic import as_int, shown
 
 __all__ = ["PHILOX_STATE_WORDS", "REGISTER_PASSES", "LiveTile", "RegisterEstimate", "RegisterState",
@@ -175,7 +175,7 @@ def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[st
     # A kernel whose dots fall back to mma.sync (16-warp sm_100) gets mma.sync's constants; without
     # tensor-core dots the target's own constants (they also carry its ptxas's habits)
     model = MODELS[family if any(not d.fma for d in dots) else spec.tensor_core]
-    loaded = {v.id for s in live.steps if s.op.kind in ("load", "atomic") and not s.is_end for v in s.op.all_results()}
+    loaded = {v.id for s in live.steps if s.op.kind in (OpKind.LOAD, OpKind.ATOMIC) and not s.is_end for v in s.op.all_results()}
     state = RegisterState(live, dots, env, spec, num_warps, maxnreg, num_stages, sink, family, model,
                           32 * num_warps, loaded)
     run_passes(REGISTER_PASSES, state, spec, disabled)
@@ -198,7 +198,7 @@ def _accumulators(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     seeds = {d.op.result.id for d in dots if d.op.result is not None}
     for step in live.steps:  # `acc += tl.dot(a, b)` in int32: the sum is the fragment too
         op = step.op
-        if not step.is_end and op.kind == "elementwise" and op.result is not None and op.result.shape \
+        if not step.is_end and op.kind == OpKind.ELEMENTWISE and op.result is not None and op.result.shape \
                 and op.result.dtype.startswith(("i", "u")) and any(o.id in seeds for o in op.operands):
             seeds.add(op.result.id)
     return through_merges_and_loops(live, seeds, env)
@@ -211,7 +211,7 @@ def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Map
     bmm_descriptor_kernel, B reshaped from [1, BK, BN]; ttgir: num_stages − 1 `tt.load`s of B before the
     loop, carried through it): 64×128×32 w4 s5 → 205 registers, 64×64×64 w4 s4 → 168, vs 148 / 112 for
     one B tile (16 words/thread each: 4 resp. 3 in flight)."""
-    loop_stages = {s.op.id: s.op.attrs.get("num_stages") for s in live.steps if s.op.kind == "for" and not s.is_end}
+    loop_stages = {s.op.id: s.op.attrs.get("num_stages") for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
     for d in dots:
         if not d.register_pipelined or d.in_loop is None:
             continue
@@ -362,14 +362,14 @@ def _tmem_epilogue(s: RegisterState) -> None:
 
 def _reduction_trees(s: RegisterState) -> None:
     for i, step in enumerate(s.live.steps):
-        if step.is_end or step.op.kind == "dot":
+        if step.is_end or step.op.kind == OpKind.DOT:
             continue
         s.transient[i] = s.transient.get(i, 0.0) + reduction_tree(s.live, i, s.costs)
 
 
 def _philox(s: RegisterState) -> None:
     for i, step in enumerate(s.live.steps):
-        if step.is_end or step.op.kind != "elementwise" or step.op.attrs.get("fn") not in PHILOX_RESULTS \
+        if step.is_end or step.op.kind != OpKind.ELEMENTWISE or step.op.attrs.get("fn") not in PHILOX_RESULTS \
                 or step.op.result is None:
             continue
         state = _philox_state(step.op.result, s.env, s.threads) * s.model.data_scale

@@ -34,7 +34,7 @@ from kernlint.analysis.smem_straight import region_buffers, straight_line_region
 from kernlint.analysis.smem_staged_a import LABEL as STAGED_A
 from kernlint.analysis.smem_staged_a import staged_a_operands, staged_a_spans
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, element_bytes, pointee
+from kernlint.ir.nodes import Op, OpKind, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
 SM100_BARRIER_BYTES = 16
@@ -101,8 +101,8 @@ class SmemState:
 def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
                   num_warps: int, num_stages: int, disabled: frozenset[str] = frozenset()) -> SmemEstimate:
     """Run SMEM_PASSES in order (less the `disabled` ones, for ablation) and return the estimate."""
-    loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == "for" and not s.is_end}
-    parents = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
+    loop_ops = {s.op.id: s.op for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
+    parents = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
     state = SmemState(live, dots, env, spec, num_warps, num_stages, loop_ops, parents, producers_of(live))
     run_passes(SMEM_PASSES, state, spec, disabled)
     assert state.estimate is not None
@@ -219,7 +219,7 @@ def _staged_a(s: SmemState) -> None:
 def _pipelined_loads(s: SmemState) -> None:
     for step in s.live.steps:
         op = step.op
-        if step.is_end or op.kind != "load" or not step.loops or op.result is None or not op.result.shape:
+        if step.is_end or op.kind != OpKind.LOAD or not step.loops or op.result is None or not op.result.shape:
             continue
         loop_id = step.loops[-1]
         if loop_id in s.dot_loops:
@@ -378,7 +378,7 @@ def _row_scaled_tmem_accumulators(dots: list[DotPlacement], producers: Mapping[i
         if not d.tmem_accumulator or d.in_loop is None or len(d.op.operands) < 3:
             continue
         scale = producers.get(d.op.operands[2].id)
-        if scale is None or scale.kind != "elementwise" or scale.attrs.get("fn") != "*":
+        if scale is None or scale.kind != OpKind.ELEMENTWISE or scale.attrs.get("fn") != "*":
             continue
         rows = [v for v in scale.operands if len(v.shape) == 2 and as_int(v.shape[1].evaluate(env)) == 1]
         # with ≤ 128 rows the second warpgroup takes half of the columns, so the two read layouts differ in the
@@ -425,7 +425,7 @@ def _fuse_flattened_epilogue(live: Liveness, loop_ops: Mapping[int, Op], per_loo
     (Triton 3.9 TTGIR, examples/persistent_matmul.py, 128×64 tiles, 3 stages): sm_90 8 warps 49,152 B of A
     buffers + 16,384 B of mma → blocked scratch = 65,536; 4 warps (8,192 B scratch, the 8,192-B staged B
     slot) 57,344; sm_80 4 warps 32,768 + 16,384 = 49,152."""
-    parent = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == "for" and not s.is_end}
+    parent = {s.op.id: (s.loops[-1] if s.loops else None) for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
     for outer_id in [k for k in scratch if k is not None and flattened(loop_ops[k], env)]:
         inner = [k for k in per_loop if k is not None and parent.get(k) == outer_id]
         if len(inner) != 1:
@@ -457,7 +457,7 @@ def _tma_store_buffer(op: Op, env: Mapping[str, Any]) -> SmemBuffer | None:
     buffer of block-shape × element bytes first (ttgir: local_alloc → async_tma_copy_local_to_global).
     Measured (Triton 3.9, bmm_descriptor_kernel 64×64×16 w2 s2, sm_90/sm_100): 8,192 B = 64 × 64 × 2, larger
     than the loop's 4,096 + 8 B of operand buffers, which are dead by then (the peak is the epilogue)."""
-    if op.kind != "store" or not op.operands or not op.operands[0].dtype.startswith("desc<"):
+    if op.kind != OpKind.STORE or not op.operands or not op.operands[0].dtype.startswith("desc<"):
         return None
     size = numel(op.operands[0], env)
     if size is None:

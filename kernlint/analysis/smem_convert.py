@@ -31,11 +31,11 @@ from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, n
                                              slice_of)
 from kernlint.analysis.liveness import Liveness, derived, walk_back
 from kernlint.analysis.placement import DotPlacement, numel
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
 THREADS_PER_WARP = 32
-_PASS_THROUGH = ("elementwise", "cast")
+_PASS_THROUGH = (OpKind.ELEMENTWISE, OpKind.CAST)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def _accesses(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any
     out: dict[int, _Access] = {}
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind not in ("load", "store", "atomic") or not op.operands:
+        if step.is_end or op.kind not in (OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC) or not op.operands:
             continue
         pointer = op.operands[0]
         if not pointer.shape or not pointer.dtype.startswith("ptr<"):
@@ -74,7 +74,7 @@ def _accesses(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any
         order = order_from_contiguity(info[0])
         bits = int(8 * max(1, element_bytes(pointee(pointer.dtype))))
         width = max(1, min(info[0][order[0]], 128 // bits))
-        out[op.id] = _Access(shape, order, width, bits, op.kind == "load")
+        out[op.id] = _Access(shape, order, width, bits, op.kind == OpKind.LOAD)
     return out
 
 
@@ -101,9 +101,9 @@ def _layouts(accesses: Mapping[int, _Access], num_warps: int) -> dict[int, tuple
 def _merge_sources(live: Liveness) -> dict[int, tuple[Value, Value]]:
     """Loop-carried values and if-merges take the layout of what flows into them: value id → (the two
     values that flow in: loop entry and yield, or the two branches)."""
-    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == "for" and not s.is_end
+    carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end
                for c in s.op.attrs.get("carried", ())}
-    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == "if" and not s.is_end
+    carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == OpKind.IF and not s.is_end
                     for phi, a, b in s.op.attrs.get("merges", ())})
     return carried
 
@@ -120,30 +120,30 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
             load_layout.setdefault(a.shape, layouts[op_id])
     carried = derived(live, "merge sources", lambda: _merge_sources(live))
     # what a value inherits its layout from does not depend on num_warps or the target: once per liveness
-    sources: dict[int, tuple[str, Op, int] | None] = derived(live, "conversion sources", dict)
+    sources: dict[int, tuple[OpKind, Op, int] | None] = derived(live, "conversion sources", dict)
 
-    def source(value: Value) -> tuple[str, Op, int] | None:
+    def source(value: Value) -> tuple[OpKind, Op, int] | None:
         if value.id not in sources:
             sources[value.id] = _source(value)
         return sources[value.id]
 
-    def _source(value: Value) -> tuple[str, Op, int] | None:
+    def _source(value: Value) -> tuple[OpKind, Op, int] | None:
         """The load (or reduction) whose layout a same-shape value inherits, and the smallest load size on
         the way (when every load is cheap it is recomputed in the consumer's layout instead)."""
         shape = tile_shape(value, env)
-        found: tuple[str, Op, int] | None = None
+        found: tuple[OpKind, Op, int] | None = None
         biggest_load: int | None = None
 
         def visit(op: Op, _: Value) -> Iterable[Value]:
             nonlocal found, biggest_load
-            if op.kind == "load" and op.id in accesses and accesses[op.id].shape == shape:
+            if op.kind == OpKind.LOAD and op.id in accesses and accesses[op.id].shape == shape:
                 n = 1
                 for d in accesses[op.id].shape:
                     n *= d
                 biggest_load = n if biggest_load is None else max(biggest_load, n)
-                found = found or ("load", op, 0)
+                found = found or (OpKind.LOAD, op, 0)
                 return ()
-            if op.kind in ("reduce", "dot") and found is None:
+            if op.kind in (OpKind.REDUCE, OpKind.DOT) and found is None:
                 found = (op.kind, op, 0)  # a reduction's slice layout, a dot's MMA layout
                 return ()
             if op.kind in _PASS_THROUGH:
@@ -155,11 +155,11 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
             return None
         return found[0], found[1], biggest_load or 0
 
-    def src_layout(kind: str, op: Op) -> Layout | None:
-        if kind == "load":
+    def src_layout(kind: OpKind, op: Op) -> Layout | None:
+        if kind == OpKind.LOAD:
             spt, order = layouts[op.id]
             return blocked(accesses[op.id].shape, spt, order, num_warps)
-        if kind == "dot":
+        if kind == OpKind.DOT:
             # the accumulator's layout follows how the dot was placed: tcgen05 accumulators live in tensor
             # memory (read back in their own layout) and FMA dots have no MMA layout: neither is modelled;
             # wgmma gives #mma v3, mma.sync (sm_80, small tiles, 16-warp sm_100, sm_120) #mma v2
@@ -188,19 +188,19 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
         if step.is_end:
             continue
         loop = step.loops[-1] if step.loops else None
-        if op.kind == "store" and op.id not in accesses and num_warps > 1:
+        if op.kind == OpKind.STORE and op.id not in accesses and num_warps > 1:
             nbytes = store_conversion_fallback(op, live, producers, env, num_warps)
             if nbytes:
                 out.append(Conversion(nbytes, op.line, "fp32 store of a tile computed from 16-bit loads", loop,
                                       index))
-        elif op.kind == "store" and op.id in accesses and len(op.operands) > 1 and \
+        elif op.kind == OpKind.STORE and op.id in accesses and len(op.operands) > 1 and \
                 (half := _interleave_operand(op.operands[1], producers, env)) is not None:
             # tl.interleave(a, b) = join + reshape: each thread holds its a/b pairs side by side, a layout
             # the (unvectorised) store does not have, and a reshape is never rematerialised, so the
             # conversion stays whatever the loads cost (measured Triton 3.9, bitsandbytes dequant_4bit /
             # dequant_fp4: convert_layout of the [N, 2] join, 2N × element bytes, sm_80/90/100)
             found = source(half)
-            src = src_layout("load", found[1]) if found is not None and found[0] == "load" else None
+            src = src_layout(OpKind.LOAD, found[1]) if found is not None and found[0] == OpKind.LOAD else None
             if src is not None and len(src.shape) == 1:
                 spt, order = layouts[op.id]
                 dst = blocked(accesses[op.id].shape, spt, order, num_warps)
@@ -208,13 +208,13 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 pairs = layout_ops.reshape(layout_ops.join(src), (2 * src.shape[0],))
                 add(pairs, dst, max(8, int(8 * element_bytes(half.dtype))), op.line, loop,
                     "interleaved pairs to the store's layout")
-        elif op.kind in ("store", "atomic") and op.id in accesses and len(op.operands) > 1:
+        elif op.kind in (OpKind.STORE, OpKind.ATOMIC) and op.id in accesses and len(op.operands) > 1:
             # an atomic (split-K's `tl.atomic_add(c_ptrs, acc)`) is laid out for coalescing like a store
             found = source(op.operands[1])
             if found is None:
                 continue
             kind, origin, biggest_load = found
-            if kind == "load" and biggest_load < threads:
+            if kind == OpKind.LOAD and biggest_load < threads:
                 continue  # every load feeding it is cheap enough to recompute in the store's layout
             src = src_layout(kind, origin)
             if src is None:
@@ -223,19 +223,19 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
             dst = blocked(accesses[op.id].shape, spt, order, num_warps)
             bits = accesses[op.id].bits
             value, stored = op.operands[1].dtype, pointee(op.operands[0].dtype)
-            if op.kind == "store" and value.startswith(("fp", "bf")) and stored.startswith(("fp", "bf")):
+            if op.kind == OpKind.STORE and value.startswith(("fp", "bf")) and stored.startswith(("fp", "bf")):
                 # a float value narrower than the pointer is converted before tl.store widens it (Triton 3.9:
                 # a bf16 row sum stored as fp32 converts 2 B an element, tests/test_smem_reduce.py)
                 bits = min(bits, int(8 * element_bytes(value)))
             add(src, dst, max(8, bits), op.line, loop,
-                "dot result to the store's layout" if kind == "dot" else "store in a narrower layout")
-        elif op.kind == "elementwise" and op.result is not None and len(op.result.shape) >= 2:
+                "dot result to the store's layout" if kind == OpKind.DOT else "store in a narrower layout")
+        elif op.kind == OpKind.ELEMENTWISE and op.result is not None and len(op.result.shape) >= 2:
             out_shape = tile_shape(op.result, env)
             if out_shape is None:
                 continue
             if out_shape in load_layout:
                 tile = source(op.result)
-                if tile is not None and tile[0] != "load":
+                if tile is not None and tile[0] != OpKind.LOAD:
                     continue  # the tile is in an MMA or slice layout, not the loads' blocked one
                 spt, order = layouts[tile[1].id] if tile is not None else load_layout[out_shape]
                 tile_layout: Layout | None = blocked(out_shape, spt, order, num_warps)
@@ -248,9 +248,9 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 if vec is None:
                     continue
                 found = source(vec)
-                if found is None or found[0] != "load" or found[2] < threads:
+                if found is None or found[0] != OpKind.LOAD or found[2] < threads:
                     continue
-                src = src_layout("load", found[1])
+                src = src_layout(OpKind.LOAD, found[1])
                 if src is None:
                     continue
                 dst = layout_ops.drop_dim(tile_layout, dim)
@@ -266,9 +266,9 @@ def _interleave_operand(value: Value, producers: Mapping[int, Op], env: Mapping[
     found: list[Value] = []
 
     def visit(op: Op, _: Value) -> Iterable[Value]:
-        if op.kind == "reshape" and op.operands:
+        if op.kind == OpKind.RESHAPE and op.operands:
             join = producers.get(op.operands[0].id)
-            if join is not None and join.kind == "join" and join.operands and len(join.operands[0].shape) == 1:
+            if join is not None and join.kind == OpKind.JOIN and join.operands and len(join.operands[0].shape) == 1:
                 found.append(join.operands[0])
             return ()
         if op.kind in _PASS_THROUGH:
@@ -293,7 +293,7 @@ def _broadcast_vector(x: Value, out_shape: tuple[int, ...], producers: Mapping[i
         return x, 0
     if len(shape) == rank and shape.count(1) == 1 and shape != out_shape:
         op = producers.get(x.id)
-        if op is not None and op.kind == "view" and op.operands and len(op.operands[0].shape) == rank - 1:
+        if op is not None and op.kind == OpKind.VIEW and op.operands and len(op.operands[0].shape) == rank - 1:
             dim = shape.index(1)
             if tile_shape(op.operands[0], env) == shape[:dim] + shape[dim + 1:]:
                 return op.operands[0], dim
@@ -314,7 +314,7 @@ def _shaped_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, 
     found: list[Op] = []
 
     def visit(op: Op, _: Value) -> Iterable[Value]:
-        if op.kind in ("load", "reshape", "join"):
+        if op.kind in (OpKind.LOAD, OpKind.RESHAPE, OpKind.JOIN):
             found.append(op)
             return ()
         if op.kind in _PASS_THROUGH:
@@ -325,7 +325,7 @@ def _shaped_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, 
     if not found:
         return None
     op = found[0]
-    if op.kind == "load":
+    if op.kind == OpKind.LOAD:
         if op.id not in accesses or accesses[op.id].shape != shape:
             return None
         spt, order = layouts[op.id]
@@ -336,7 +336,7 @@ def _shaped_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, 
     if inner is None:
         return None
     try:
-        return layout_ops.join(inner) if op.kind == "join" else layout_ops.reshape(inner, shape)
+        return layout_ops.join(inner) if op.kind == OpKind.JOIN else layout_ops.reshape(inner, shape)
     except ValueError:
         return None
 
@@ -360,11 +360,11 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
 
     def visit(op: Op, _: Value) -> Iterable[Value]:
         nonlocal narrow
-        if op.kind == "load":
+        if op.kind == OpKind.LOAD:
             if op.result is not None and op.result.shape and element_bytes(op.result.dtype) < 4:
                 narrow = max(narrow, int(16 // element_bytes(op.result.dtype)))
             return ()
-        return [x for x in op.operands if x.shape] if op.kind in ("elementwise", "cast", "view") else ()
+        return [x for x in op.operands if x.shape] if op.kind in (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW) else ()
 
     walk_back(value, producers, 64, visit, derived(live, "merge sources", lambda: _merge_sources(live)))
     if not narrow:

@@ -33,7 +33,7 @@ from kernlint.analysis.smem_convert import (
     _layouts,
     _shaped_layout,
 )
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
 THREADS_PER_WARP = 32
 
@@ -41,7 +41,7 @@ THREADS_PER_WARP = 32
 def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any], num_warps: int,
                    capability: int) -> list[Conversion]:
     """One entry per `tl.gather`: the largest of the conversions of its source, its index and its result."""
-    gathers = [s for s in live.steps if not s.is_end and s.op.kind == "gather" and len(s.op.operands) == 2]
+    gathers = [s for s in live.steps if not s.is_end and s.op.kind == OpKind.GATHER and len(s.op.operands) == 2]
     if not gathers or num_warps < 1:
         return []
     accesses = derived(live, "conversion accesses", lambda: _accesses(live, producers, env))
@@ -70,9 +70,9 @@ def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str
         def visit(op: Op, v: Value) -> Iterable[Value]:
             if op.kind in _PASS_THROUGH:
                 return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
-            if op.kind in ("full", "arange"):
+            if op.kind in (OpKind.FULL, OpKind.ARANGE):
                 return ()
-            if op.kind == "load":
+            if op.kind == OpKind.LOAD:
                 access = accesses.get(op.id)
                 if access is None or access.shape != shape:
                     return ()
@@ -83,7 +83,7 @@ def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str
                     spt, order = layouts[op.id]
                     out.append((blocked(access.shape, spt, order, num_warps), access.bits))
                 return ()
-            if op.kind not in ("dot",):
+            if op.kind not in (OpKind.DOT,):
                 found = tile_layout(v)
                 if found is not None:
                     out.append((found[0], max(8, int(8 * element_bytes(v.dtype)))))
@@ -133,7 +133,7 @@ def _result_conversion(result: Value, layout: Layout, live: Liveness, env: Mappi
             return 0
         nxt: Value | None = None
         for op in users.get(value.id, ()):
-            if op.kind == "store" and len(op.operands) > 1 and op.operands[1].id == value.id and op.id in accesses:
+            if op.kind == OpKind.STORE and len(op.operands) > 1 and op.operands[1].id == value.id and op.id in accesses:
                 access = accesses[op.id]
                 spt, order = layouts[op.id]
                 dst = blocked(access.shape, spt, order, num_warps)
@@ -141,11 +141,11 @@ def _result_conversion(result: Value, layout: Layout, live: Liveness, env: Mappi
                 if dst.shape != layout.shape or dst == layout or not needs_shared_memory(layout, dst):
                     return 0
                 return scratch_elements(layout, dst, bits, capability) * bits // 8
-            if op.result is not None and nxt is None and op.kind in ("reshape", *_PASS_THROUGH):
+            if op.result is not None and nxt is None and op.kind in (OpKind.RESHAPE, *_PASS_THROUGH):
                 shape = tile_shape(op.result, env)
                 if shape is None:
                     return 0
-                if op.kind == "reshape":
+                if op.kind == OpKind.RESHAPE:
                     try:
                         layout = layout_ops.reshape(layout, shape)
                     except ValueError:

@@ -35,7 +35,7 @@ from typing import Any
 from kernlint.analysis.access_layout import Access, memory_order, memory_shapes, size_per_thread
 from kernlint.analysis.axis_info import tile_shape
 from kernlint.analysis.liveness import Liveness
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
 LANES = 32
 
@@ -210,10 +210,10 @@ def tile_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, Any
         op = producers.get(v.id)
         if op is None:
             continue
-        if op.kind == "reshape" and op.operands and _dims(op.operands[0], env):
+        if op.kind == OpKind.RESHAPE and op.operands and _dims(op.operands[0], env):
             src = tile_layout(op.operands[0], producers, env, memory, num_warps, depth + 1)
             return reshaped_layout(src, dims) if src is not None else None
-        if op.kind in ("elementwise", "cast"):
+        if op.kind in (OpKind.ELEMENTWISE, OpKind.CAST):
             stack.extend(x for x in op.operands if x.shape == value.shape)
     return blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps, memory_order(dims, memory))
 
@@ -224,9 +224,9 @@ def from_dot(value: Value, producers: Mapping[int, Op]) -> bool:
         op = producers.get(value.id)
         if op is None or not op.operands:
             return False
-        if op.kind == "dot":
+        if op.kind == OpKind.DOT:
             return True
-        if op.kind not in ("elementwise", "cast", "view"):
+        if op.kind not in (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW):
             return False
         # follow the data operand (not a mask) of the widest rank
         value = max(op.operands, key=lambda v: (len(v.shape), v.dtype != "i1"))
@@ -259,7 +259,7 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
     reduce_layouts: dict[int, tuple[Layout, int]] = {}   # reduce result id → operand layout, axis
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind not in ("reduce", "scan") or not op.operands:
+        if step.is_end or op.kind not in (OpKind.REDUCE, OpKind.SCAN) or not op.operands:
             continue
         loop = step.loops[-1] if step.loops else None
         src = op.operands[0]
@@ -267,14 +267,14 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
         axis = op.attrs.get("axis")
         if dims is None:
             continue
-        if axis is None and op.kind == "scan":
+        if axis is None and op.kind == OpKind.SCAN:
             axis = 0  # tl.cumsum / tl.cumprod default
         elif axis is None:  # axis=None reduces the flattened tile
             dims, axis = [math.prod(dims)], 0
         layout = (tile_layout(src, producers, env, memory, num_warps) if len(dims) == len(src.shape)
                   else blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps,
                                       memory_order(dims, memory)))
-        if op.kind == "scan":
+        if op.kind == OpKind.SCAN:
             if layout is None or from_dot(src, producers):
                 continue
             nbytes = scan_scratch_bytes(dims, layout, axis, sum(int(element_bytes(v.dtype)) for v in op.operands),

@@ -15,7 +15,7 @@ from kernlint.analysis import linear_layout
 from kernlint.analysis.access_layout import Access, size_per_thread
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.smem_reduce import Layout, ScratchUse, _dims, blocked_layout
-from kernlint.ir.nodes import Op, Value, element_bytes, pointee
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 
 
 def reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
@@ -28,13 +28,13 @@ def reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: 
     uses = []
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind not in ("store", "atomic") or len(op.operands) < 2:
+        if step.is_end or op.kind not in (OpKind.STORE, OpKind.ATOMIC) or len(op.operands) < 2:
             continue
         ptr, value = op.operands[0], op.operands[1]
         # an atomic is not vectorised (sizePerThread 1) and converts the value already cast to the pointee
         # type (measured Triton 3.9, mamba-ssm _chunk_cumsum_bwd_kernel: tl.sum → truncf → convert_layout →
         # tt.atomic_rmw fadd on 64 fp16 = 128 B, sm_80/90/100)
-        atomic = op.kind == "atomic"
+        atomic = op.kind == OpKind.ATOMIC
         dims = _dims(value, env)
         if not dims or len(dims) != 1 or ptr.shape != value.shape:
             continue
@@ -101,7 +101,7 @@ def _loaded_join_dtype(value: Value, producers: Mapping[int, Op],
             derived[v.id] = True
             return True
         op = producers.get(v.id)
-        hit = bool(op is not None and depth < 32 and op.kind in ("elementwise", "cast")
+        hit = bool(op is not None and depth < 32 and op.kind in (OpKind.ELEMENTWISE, OpKind.CAST)
                    and any(from_reduce(x, depth + 1) for x in op.operands if x.shape == v.shape))
         derived[v.id] = hit
         return hit
@@ -110,9 +110,9 @@ def _loaded_join_dtype(value: Value, producers: Mapping[int, Op],
         op = producers.get(v.id)
         if op is None or depth > 16:
             return False
-        if op.kind == "load":
+        if op.kind == OpKind.LOAD:
             return True
-        return op.kind in ("elementwise", "cast") and any(loaded(x, depth + 1) for x in op.operands
+        return op.kind in (OpKind.ELEMENTWISE, OpKind.CAST) and any(loaded(x, depth + 1) for x in op.operands
                                                           if x.shape == v.shape)
 
     best: tuple[int, str] | None = None   # (distance from the store, dtype) of the deepest join
@@ -124,7 +124,7 @@ def _loaded_join_dtype(value: Value, producers: Mapping[int, Op],
             continue
         seen.add(v.id)
         op = producers.get(v.id)
-        if op is None or op.kind not in ("elementwise", "cast"):
+        if op is None or op.kind not in (OpKind.ELEMENTWISE, OpKind.CAST):
             continue
         same = [x for x in op.operands if x.shape == v.shape]
         inside = [x for x in same if from_reduce(x)]
@@ -156,6 +156,6 @@ def _reduced_source(value: Value, producers: Mapping[int, Op],
             layout, axis = reduce_layouts[v.id]
             return (layout, axis) if len(layout.bits) == 2 else None
         op = producers.get(v.id)
-        if op is not None and op.kind in ("elementwise", "cast"):
+        if op is not None and op.kind in (OpKind.ELEMENTWISE, OpKind.CAST):
             stack.extend(x for x in op.operands if x.shape == value.shape)
     return None

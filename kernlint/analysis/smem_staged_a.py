@@ -21,10 +21,10 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived, step_positions, walk_back
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
-from kernlint.ir.nodes import Op, Value, element_bytes
+from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
 LABEL = "staged A operand"
-_THROUGH = ("elementwise", "cast", "view", "reshape", "trans", "broadcast_to")
+_THROUGH = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW, OpKind.RESHAPE, OpKind.TRANS)
 
 
 def _merges(live: Liveness) -> dict[int, tuple[Value, ...]]:
@@ -33,9 +33,9 @@ def _merges(live: Liveness) -> dict[int, tuple[Value, ...]]:
     for s in live.steps:
         if s.is_end:
             continue
-        if s.op.kind == "for":
+        if s.op.kind == OpKind.FOR:
             out.update({c.arg.id: (c.init, c.yielded) for c in s.op.attrs.get("carried", ())})
-        elif s.op.kind == "if":
+        elif s.op.kind == OpKind.IF:
             out.update({phi.id: tuple(x for x in (a, b) if x is not None)
                         for phi, a, b in s.op.attrs.get("merges", ())})
     return out
@@ -47,12 +47,12 @@ def _through_where(operand: Value, producers: Mapping[int, Op], merges: Mapping[
     found = {"where": False, "dot": False}
 
     def visit(op: Op, v: Value) -> Iterable[Value]:
-        if op.kind == "dot":
+        if op.kind == OpKind.DOT:
             found["dot"] = True
             return ()
         if op.kind not in _THROUGH:
             return ()
-        if op.kind == "elementwise" and op.attrs.get("fn") == "where":
+        if op.kind == OpKind.ELEMENTWISE and op.attrs.get("fn") == "where":
             found["where"] = True
         return [x for x in op.operands if x.shape]
 

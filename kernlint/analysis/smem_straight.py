@@ -28,7 +28,7 @@ from kernlint.analysis.liveness import Liveness, producers as producers_of, read
 from kernlint.analysis.placement import DotPlacement, numel, transposed_source
 from kernlint.analysis.smem_convert import Conversion
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import Op, element_bytes
+from kernlint.ir.nodes import Op, OpKind, element_bytes
 
 
 
@@ -52,7 +52,7 @@ def _zero_accumulator(d: DotPlacement, producers: Mapping[int, Op], carried_init
     if init is not None and init[1] in folded:  # the loop is folded away: the block argument is its init
         acc = init[0]
     op = producers.get(acc.id)
-    return op is not None and op.kind == "full" and bool(op.attrs.get("zeros"))
+    return op is not None and op.kind == OpKind.FULL and bool(op.attrs.get("zeros"))
 
 
 def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int]) -> dict[int, int]:
@@ -60,7 +60,7 @@ def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int
     producers = producers_of(live)
     readers = readers_of(live)
     step_of = step_positions(live)
-    carried_init = {c.arg.id: (c.init, s.op.id) for s in live.steps if s.op.kind == "for" and not s.is_end
+    carried_init = {c.arg.id: (c.init, s.op.id) for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end
                     for c in s.op.attrs.get("carried", ())}
     out: dict[int, int] = {}
     for d in dots:
@@ -70,7 +70,7 @@ def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int
         if len(users) != 1:
             continue
         add = users[0]
-        if add.kind == "elementwise" and add.attrs.get("fn") == "+" and len(add.operands) == 2 \
+        if add.kind == OpKind.ELEMENTWISE and add.attrs.get("fn") == "+" and len(add.operands) == 2 \
                 and add.id in step_of and step_of[add.id] > step_of[d.op.id]:
             out[d.op.id] = step_of[add.id]
     return out
@@ -85,7 +85,7 @@ def region_buffers(live: Liveness, dots: Sequence[DotPlacement], region: Sequenc
     producers = producers_of(live)
     step_of = step_positions(live)
     moved = fold_positions(live, region, folded)
-    stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == "store"
+    stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == OpKind.STORE
               and effective.get(s.op.id) is None]
 
     def in_region(op: Op) -> bool:

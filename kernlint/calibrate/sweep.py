@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernlint.analysis.configs import ConfigPoint
-from kernlint.ir.nodes import KernelIR
+from kernlint.ir.nodes import KernelIR, OpKind
 from kernlint.ir.symbolic import Expr, Unknown, as_int
 
 SWEEP_WARPS = (2, 4, 8)
@@ -182,7 +182,7 @@ def plan(ir: KernelIR, constexpr_names: tuple[str, ...], points: list[ConfigPoin
         return Sweep(nothing=f"no config gives {', '.join(missing)} a value "
                              f"(use --config {missing[0]}=... or --arg {missing[0]}=...)")
     base = complete[len(complete) // 2] if complete[0].origin == "autotune" else complete[0]
-    has_loop = any(op.kind == "for" for op, _ in ir.walk())
+    has_loop = any(op.kind == OpKind.FOR for op, _ in ir.walk())
     base_env = {**base.constexprs, "num_warps": base.num_warps, "num_stages": base.num_stages}
     checks = [c for c in (tile_check(ir, base_env), assert_check(path, kernel_name, base_env)) if c is not None]
 

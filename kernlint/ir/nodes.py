@@ -171,18 +171,18 @@ class KernelIR:
         op = producers.get(value.id)
         if op is None or depth <= 0:
             return f"%{value.id}"
-        if op.kind == "program_id":
+        if op.kind == OpKind.PROGRAM_ID:
             axis = op.attrs.get("axis")
             return f"tl.{op.attrs.get('fn', 'program_id')}({'' if axis is None else axis})"
-        if op.kind in ("view", "broadcast_to", "reshape") and op.operands:
+        if op.kind in (OpKind.VIEW, OpKind.RESHAPE) and op.operands:
             return self.describe(op.operands[0], depth)
-        if op.kind == "cast" and op.operands:
+        if op.kind == OpKind.CAST and op.operands:
             return f"{self.describe(op.operands[0], depth - 1)}.to({value.dtype})"
         fn = op.attrs.get("fn")
-        if op.kind == "elementwise" and fn in ("+", "-", "*", "/", "//", "%") and len(op.operands) == 2:
+        if op.kind == OpKind.ELEMENTWISE and fn in ("+", "-", "*", "/", "//", "%") and len(op.operands) == 2:
             a, b = (self.describe(v, depth - 1) for v in op.operands)
             return f"({a} {fn} {b})"
-        if op.kind == "elementwise" and fn in ("+", "-", "*", "/", "//", "%") and "scalar" in op.attrs:
+        if op.kind == OpKind.ELEMENTWISE and fn in ("+", "-", "*", "/", "//", "%") and "scalar" in op.attrs:
             a, b = self.describe(op.operands[0], depth - 1), str(op.attrs["scalar"])
             return f"({b} {fn} {a})" if op.attrs.get("scalar_first") else f"({a} {fn} {b})"
         return f"%{value.id}"
@@ -195,7 +195,7 @@ class KernelIR:
             for op in region.ops:
                 out.append((op, depth))
                 for sub in op.regions:
-                    visit(sub, depth + (1 if op.kind == "for" else 0))
+                    visit(sub, depth + (1 if op.kind == OpKind.FOR else 0))
 
         visit(self.body, 0)
         return out

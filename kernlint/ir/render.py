@@ -1,7 +1,7 @@
 """Text dump of a kernel graph for `kernlint debug --ir`."""
 from __future__ import annotations
 
-from kernlint.ir.nodes import KernelIR, Op, Region
+from kernlint.ir.nodes import KernelIR, Op, OpKind, Region
 
 
 def render_ir(ir: KernelIR) -> str:
@@ -19,13 +19,13 @@ def render_ir(ir: KernelIR) -> str:
     def visit(region: Region, indent: int) -> None:
         for op in region.ops:
             lines.append("  " * indent + op_text(op))
-            if op.kind == "for":
+            if op.kind == OpKind.FOR:
                 for c in op.attrs.get("carried", ()):
                     lines.append("  " * (indent + 1) + f"carried {c.name}: {c.init} -> {c.arg} -> {c.yielded}")
             for i, sub in enumerate(op.regions):
-                if op.kind == "if":
+                if op.kind == OpKind.IF:
                     lines.append("  " * (indent + 1) + ("then:" if i == 0 else "else:"))
-                visit(sub, indent + 2 if op.kind == "if" else indent + 1)
+                visit(sub, indent + 2 if op.kind == OpKind.IF else indent + 1)
 
     visit(ir.body, 1)
     for u in ir.unmodelled:

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.ir.nodes import Op
+from kernlint.ir.nodes import Op, OpKind
 from kernlint.frontend.host_facts import KernelSource
 
 
@@ -29,7 +29,7 @@ def mask_aligned(mask: Any, defs: Mapping[int, Op], src: KernelSource, env: Mapp
                         and env[v.name] % 16 != 0)):
             return False
         d = defs.get(v.id)
-        if d is not None and d.kind not in ("load", "param", "for"):
+        if d is not None and d.kind not in (OpKind.LOAD, OpKind.PARAM, OpKind.FOR):
             todo.extend(d.operands)
     return True
 

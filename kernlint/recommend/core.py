@@ -29,6 +29,7 @@ from kernlint.hardware.specs import GpuSpec
 from kernlint.recommend.model import Score, Work, kernel_work, score, score_floor
 from kernlint.recommend.ranking import NEAR_TIE, _equivalence_key, finish, incumbent, kernel_kind, rank
 from kernlint.frontend.host_facts import KernelSource, check_asserts, evaluate_grid, read_kernel_source
+from kernlint.ir.nodes import OpKind
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_SHAPE = 4096          # a host size the bucket does not name
@@ -135,7 +136,7 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     # past 256 a dim is more than one MMA instruction (wgmma N <= 256) and its operands outgrow shared memory
     dot_dims: set[str] = set()
     for op, _ in ir.walk():
-        if op.kind == "dot":
+        if op.kind == OpKind.DOT:
             for dim in ("M", "N", "K"):
                 expr = op.attrs.get(dim)
                 if hasattr(expr, "free_symbols"):
@@ -198,8 +199,8 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
                 rel.append((a, "==", b))
         elif all(x >= y for x, y in pairs):
             rel.append((a, ">=", b))
-    has_loop = bool(src.loops) or any(op.kind == "for" for op, _ in ir.walk())
-    has_dot = any(op.kind == "dot" for op, _ in ir.walk())
+    has_loop = bool(src.loops) or any(op.kind == OpKind.FOR for op, _ in ir.walk())
+    has_dot = any(op.kind == OpKind.DOT for op, _ in ir.walk())
     stages = list(range(1, 8)) if has_dot else ([1, 2, 3] if has_loop else [1])
     return Space(tunable, fixed, rel, stages, author, None, author_values)
 
@@ -564,7 +565,7 @@ def model_doubts(ir: Any, top: list[Candidate]) -> list[str]:
         out.append(f"the model does not cover {where} (KL002)")
     if top:
         sc = top[0].score
-        if any(op.kind == "dot" for op, _ in ir.walk()) and not sc.terms.get("compute"):
+        if any(op.kind == OpKind.DOT for op, _ in ir.walk()) and not sc.terms.get("compute"):
             out.append("a tl.dot whose operands the model does not follow (compute 0.00)")
         out += [n for n in sc.notes if n.startswith(("grid unknown", "loop trip count unknown"))]
     return out

@@ -42,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernlint.ir.nodes import OpKind
+
 log = logging.getLogger("kernlint.recommend.helion")
 
 DEFAULT_SHAPE = 4096
@@ -85,7 +87,7 @@ def load_kernel(path: str, qualname: str, arg_types: Mapping[str, str] | None = 
     grid, loops = _host_facts(text, ka.jit, ka.ir)
     dots: set[str] = set()
     for op, _ in ka.ir.walk():
-        if op.kind == "dot":  # the M, N, K of the dot (a bmm's batch tile is not an MMA dimension)
+        if op.kind == OpKind.DOT:  # the M, N, K of the dot (a bmm's batch tile is not an MMA dimension)
             for x in ("M", "N", "K"):
                 d = op.attrs.get(x)
                 dots |= d.free_symbols() if hasattr(d, "free_symbols") else set()
@@ -221,8 +223,8 @@ def space(target: HelionTarget, bucket: Mapping[str, Any]) -> tuple[list[list[in
 
 
 def _stages(target: HelionTarget) -> list[int]:
-    has_dot = any(op.kind == "dot" for op, _ in target.ir.walk())
-    has_loop = any(op.kind == "for" for op, _ in target.ir.walk())
+    has_dot = any(op.kind == OpKind.DOT for op, _ in target.ir.walk())
+    has_loop = any(op.kind == OpKind.FOR for op, _ in target.ir.walk())
     return list(range(1, 8)) if has_dot else ([1, 2, 3] if has_loop else [1])
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernlint.analysis.liveness import walk_ops
-from kernlint.ir.nodes import Op, element_bytes
+from kernlint.ir.nodes import Op, OpKind, element_bytes
 
 
 def numel_of(shape: tuple[Any, ...], env: Mapping[str, Any]) -> float:
@@ -50,12 +50,12 @@ def ptxas_unroll(loop: Op, trips: int, num_warps: int, env: Mapping[str, Any], d
     the same 8 loads as 4 iterations at 2 elements per thread.
     Dot loops are Triton's software pipeline's business (num_stages), not this."""
     body = [op for region in loop.regions for op in region.ops]
-    if any(op.kind in ("store", "atomic", "for", "while", "reduce", "scan", "dot") for op in walk_ops(body)):
+    if any(op.kind in (OpKind.STORE, OpKind.ATOMIC, OpKind.FOR, OpKind.REDUCE, OpKind.SCAN, OpKind.DOT) for op in walk_ops(body)):
         return 1
     per_thread = 0.0
     instructions = 0.0   # load instructions per thread per iteration
     for op in body:
-        if op.kind != "load" or op.result is None or not op.result.is_tile:
+        if op.kind != OpKind.LOAD or op.result is None or not op.result.is_tile:
             continue
         if op.result.id in dot_inputs:
             return 1

@@ -26,7 +26,7 @@ from typing import Any
 
 from kernlint.analysis.estimate import KernelEstimate
 from kernlint.hardware.specs import GpuSpec
-from kernlint.ir.nodes import KernelIR, Op, element_bytes, is_pointer, pointee
+from kernlint.ir.nodes import KernelIR, Op, OpKind, element_bytes, is_pointer, pointee
 from kernlint.recommend.access_cost import access_wavefronts, mask_aligned
 from kernlint.recommend.loop_unroll import numel_of as _numel
 from kernlint.recommend.loop_unroll import ptxas_unroll
@@ -116,7 +116,7 @@ class Work:
 
 
 # ops between a load and the tl.dot that reads it which leave it the same tile in memory terms
-OPERAND_VIEWS = ("trans", "permute", "reshape", "view", "cast")
+OPERAND_VIEWS = (OpKind.TRANS, OpKind.RESHAPE, OpKind.VIEW, OpKind.CAST)
 
 
 def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_stages: int,
@@ -131,7 +131,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     defs: dict[int, Op] = {}
     dots: list[Op] = []
     for op, _ in ir.walk():
-        if op.kind == "dot":
+        if op.kind == OpKind.DOT:
             dots.append(op)
         for r in op.all_results():
             defs[r.id] = op
@@ -147,7 +147,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         seen = 0
         while v is not None and seen < 16:
             d = defs.get(v.id)
-            if d is None or d.kind == "param":
+            if d is None or d.kind == OpKind.PARAM:
                 return v.name or None
             v = next((o for o in d.operands if is_pointer(o.dtype)), None)
             seen += 1
@@ -162,7 +162,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
         body_bytes = 0.0
         loads = 0
         for op in ops_:
-            if op.kind == "for":
+            if op.kind == OpKind.FOR:
                 has_loop = True
                 trips = trip_count(src, op.line, env)
                 if trips is None:
@@ -178,28 +178,28 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             for region in op.regions:
                 visit(region.ops, mult, depth, loop, span=span)
             res = op.result
-            loop_reduces = loop_reduces or (depth > 0 and op.kind in ("reduce", "scan"))
-            reductions += op.kind in ("reduce", "scan")
+            loop_reduces = loop_reduces or (depth > 0 and op.kind in (OpKind.REDUCE, OpKind.SCAN))
+            reductions += op.kind in (OpKind.REDUCE, OpKind.SCAN)
             # a whole tile reduced to one value in a loop: every CTA-wide trip waits on shared memory
-            loop_barriers += depth > 0 and op.kind in ("reduce", "scan") and res is not None and not res.is_tile
-            if op.kind == "dot" and res is not None:
+            loop_barriers += depth > 0 and op.kind in (OpKind.REDUCE, OpKind.SCAN) and res is not None and not res.is_tile
+            if op.kind == OpKind.DOT and res is not None:
                 m, n, k = (_val(op.attrs.get(x), env) for x in ("M", "N", "K"))
                 flops += 2.0 * m * n * k * mult
-            elif op.kind in ("load", "store"):
-                val = res if op.kind == "load" else (op.operands[1] if len(op.operands) > 1 else None)
+            elif op.kind in (OpKind.LOAD, OpKind.STORE):
+                val = res if op.kind == OpKind.LOAD else (op.operands[1] if len(op.operands) > 1 else None)
                 if val is None or not val.is_tile:
                     continue
                 dtype = pointee(val.dtype) if is_pointer(val.dtype) else val.dtype
                 b = _numel(val.shape, env) * element_bytes(dtype)
-                if op.kind == "load" and res is not None and res.id in dot_inputs:
+                if op.kind == OpKind.LOAD and res is not None and res.id in dot_inputs:
                     dot_bytes += b * mult
                 else:
-                    mask = op.operands[1] if op.kind == "load" and len(op.operands) > 1 else \
-                        op.operands[2] if op.kind == "store" and len(op.operands) > 2 else None
+                    mask = op.operands[1] if op.kind == OpKind.LOAD and len(op.operands) > 1 else \
+                        op.operands[2] if op.kind == OpKind.STORE and len(op.operands) > 2 else None
                     moved = b * (span if mask is not None else mult)
                     other += moved
-                    stored += moved if op.kind == "store" else 0.0
-                    if op.kind == "load" and loop and (r := root(op.operands[0])):
+                    stored += moved if op.kind == OpKind.STORE else 0.0
+                    if op.kind == OpKind.LOAD and loop and (r := root(op.operands[0])):
                         sweeps.setdefault(r, []).append((loop, moved))
                     vec = mask is None or mask_aligned(mask, defs, src, env)
                     scalar += not vec
@@ -210,7 +210,7 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
                                                           True)) * mult
                 body_bytes += b
                 iter_elems = max(iter_elems, _numel(val.shape, env))
-                loads += op.kind == "load"
+                loads += op.kind == OpKind.LOAD
             elif res is not None and res.is_tile:
                 ops += _numel(res.shape, env) * mult
         if loads:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from kernlint.ir.nodes import OpKind
+
 if TYPE_CHECKING:
     from kernlint.recommend.core import Candidate
 
@@ -26,7 +28,7 @@ def kernel_kind(ir: Any) -> str:
     """"dot" (a tl.dot anywhere), "reduction" (a reduce or scan, no dot) or "elementwise": the kinds whose
     ranking error MODEL_ERROR measures separately."""
     kinds = {op.kind for op, _ in ir.walk()}
-    return "dot" if "dot" in kinds else "reduction" if kinds & {"reduce", "scan"} else "elementwise"
+    return "dot" if OpKind.DOT in kinds else "reduction" if kinds & {OpKind.REDUCE, OpKind.SCAN} else "elementwise"
 
 
 # The model's ranking error per kernel kind (kernel_kind): an author's config is replaced only by a config
