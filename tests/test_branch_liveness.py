@@ -13,6 +13,7 @@ from conftest import ROOT, import_probe
 
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.api import Settings, lint_paths
+from kernlint.ir.nodes import OpKind
 
 FILE = ROOT / "tests/truth/branch_updates.py"
 ARGS = {"A": "*fp32", "B": "*fp32", "C": "*fp32", "P": "*fp32", "Q": "*fp32", "flag": "i32"}
@@ -56,7 +57,7 @@ def test_then_value_dies_where_the_then_branch_ends() -> None:
     res = lint_paths([str(FILE)], Settings(targets=("h100",), arg_types=args))
     kernel = next(k for f in res.files for k in f.kernels if k.jit.name == "branch_select")
     live = compute_liveness(kernel.ir, {"BLOCK": 1024})
-    loads = [i for i, s in enumerate(live.steps) if not s.is_end and s.op.kind == "load"]
+    loads = [i for i, s in enumerate(live.steps) if not s.is_end and s.op.kind == OpKind.LOAD]
     assert len(loads) == 2
     a = live.steps[loads[0]].op.result
     assert a is not None

@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, import_probe
 
 from kernlint.api import Settings, lint_paths
+from kernlint.ir.nodes import OpKind
 from kernlint.ir.symbolic import Const, Sym, binary, select
 
 FILE = ROOT / "tests/truth/constexpr_choice.py"
@@ -38,7 +39,7 @@ def test_the_bias_tile_has_the_shape_of_its_branch() -> None:
     """By hand: [BM, 1] + [1, BN] is [BM, BN]; a scalar 0 + [1, BN] is [1, BN]."""
     res = lint_paths([str(FILE)], Settings(targets=("h100",)))
     ir = next(k.ir for f in res.files for k in f.kernels if k.jit.name == "add_bias")
-    bias = [op.result for op, _ in ir.walk() if op.kind == "load" and op.result is not None][1]
+    bias = [op.result for op, _ in ir.walk() if op.kind == OpKind.LOAD and op.result is not None][1]
     env = {"BM": 128, "BN": 64}
     assert [d.evaluate({**env, "X_DIM": 1}) for d in bias.shape] == [1, 64]
     assert [d.evaluate({**env, "X_DIM": 2}) for d in bias.shape] == [128, 64]

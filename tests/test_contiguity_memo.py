@@ -5,6 +5,7 @@ from __future__ import annotations
 from kernlint.analysis import axis_info
 from kernlint.analysis.axis_info import Contiguity
 from kernlint.api import Settings, lint_source
+from kernlint.ir.nodes import OpKind
 
 SRC = '''import triton
 import triton.language as tl
@@ -21,7 +22,7 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def _loads() -> tuple[dict[int, object], list[object]]:
     ir = lint_source(SRC, "k.py", Settings(targets=("h100",))).files[0].kernels[0].ir
     producers = {r.id: op for op, _ in ir.walk() for r in op.all_results()}
-    loads = [op for op, _ in ir.walk() if op.kind == "load"]
+    loads = [op for op, _ in ir.walk() if op.kind == OpKind.LOAD]
     return producers, loads
 
 

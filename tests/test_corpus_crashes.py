@@ -3,6 +3,7 @@ reduction of the real kernel written for the test."""
 from __future__ import annotations
 
 from kernlint.api import Settings, lint_source
+from kernlint.ir.nodes import OpKind
 
 SETTINGS = Settings(targets=("h100",))
 
@@ -66,6 +67,6 @@ def run(x, s, o):
     from kernlint.analysis.liveness import walk_ops
 
     shapes = {op.line: op.result.shape for op in walk_ops(kernel.ir.body.ops)
-              if op.result is not None and op.kind == "join"}
+              if op.result is not None and op.kind == OpKind.JOIN}
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "pair =" in t)
     assert [str(d) for d in shapes[line]] == ["2"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from kernlint.analysis.dead_code import needed_op_ids
 from kernlint.analysis.liveness import linearize
 from kernlint.api import Settings, lint_paths
+from kernlint.ir.nodes import OpKind
 
 DEAD = '''
 import triton
@@ -87,13 +88,13 @@ def test_loop_bounds_while_conditions_and_returns_stay(tmp_path: Path) -> None:
     steered = kernels["steered_kernel"].ir
     steps = linearize(steered, {"BLOCK": 128})
     kept = needed_op_ids(steps, steered.returned)
-    loads = [s.op for s in steps if s.op.kind == "load" and not s.is_end]
+    loads = [s.op for s in steps if s.op.kind == OpKind.LOAD and not s.is_end]
     # the loop bound's load, the while bound's load and the copied tile: all steer or feed a store
     assert len(loads) == 3 and all(op.id in kept for op in loads)
     combine = kernels["combine"].ir
     steps = linearize(combine, {})
     kept = needed_op_ids(steps, combine.returned)
-    fns = {s.op.attrs.get("fn"): s.op.id in kept for s in steps if s.op.kind == "elementwise"}
+    fns = {s.op.attrs.get("fn"): s.op.id in kept for s in steps if s.op.kind == OpKind.ELEMENTWISE}
     assert fns == {"+": True, "*": False}   # a helper's return is what it keeps; `unused` goes
 
 

@@ -8,6 +8,7 @@ pipeline buffers.
 from __future__ import annotations
 
 from kernlint.api import Settings, lint_source
+from kernlint.ir.nodes import OpKind
 
 KERNEL = '''
 import triton
@@ -41,7 +42,7 @@ def launch(a, c, n):
 
 def _loads(source: str) -> list[int]:
     (kernel,) = [k for f in lint_source(source, "k.py", Settings()).files for k in f.kernels if k.jit.name == "k"]
-    return [op.line for op, _ in kernel.ir.walk() if op.kind == "load"]
+    return [op.line for op, _ in kernel.ir.walk() if op.kind == OpKind.LOAD]
 
 
 def test_only_the_branch_the_arguments_select_is_lowered() -> None:

@@ -12,6 +12,7 @@ from conftest import ROOT, import_probe
 
 from kernlint.api import Settings, lint_paths
 from kernlint.ir.dtypes import reduction_input_dtype
+from kernlint.ir.nodes import OpKind
 
 FILE = ROOT / "tests/truth/reduction_dtypes.py"
 ABSMAX = {"A": "*fp16", "M": "*fp16"}
@@ -67,7 +68,7 @@ def test_max_of_fp16_is_an_fp32_value() -> None:
     res = lint_paths([str(FILE)], Settings(targets=("h100",), cli_configs=({"BLOCK": 64, "num_warps": 4},),
                                            arg_types=ABSMAX))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "absmax_row")
-    reduces = [op for op, _ in k.ir.walk() if op.kind == "reduce"]
+    reduces = [op for op, _ in k.ir.walk() if op.kind == OpKind.REDUCE]
     assert [r.result.dtype for r in reduces if r.result is not None] == ["fp32"]
 
 

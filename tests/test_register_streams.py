@@ -11,6 +11,7 @@ from conftest import ROOT, import_probe
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_streams import sunk_loads
 from kernlint.api import Settings, lint_paths
+from kernlint.ir.nodes import OpKind
 
 FILE = ROOT / "tests/truth/streamed_loads.py"
 # (kernel, dtype, BLOCK) → ptxas registers; BLOCK / 128 elements per thread
@@ -97,7 +98,7 @@ def test_no_reduction_tree_inside_loops() -> None:
     res = lint_paths([str(ROOT / "examples/cross_entropy.py")], Settings(targets=("h100",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "cross_entropy_fwd_kernel")
     live = compute_liveness(k.ir, {"BLOCK_SIZE": 4096})
-    reduces = [i for i, s in enumerate(live.steps) if s.op.kind == "reduce" and not s.is_end]
+    reduces = [i for i, s in enumerate(live.steps) if s.op.kind == OpKind.REDUCE and not s.is_end]
     assert reduces and all(live.steps[i].loops for i in reduces)
     assert all(reduction_tree(live, i, {v: 10.0 for v in live.values}) == 0.0 for i in reduces)
 
@@ -127,8 +128,8 @@ def test_a_loop_rebinding_a_scalar_is_not_independent() -> None:
     each iteration reads the previous one's: the loop is recorded as re-binding outer names."""
     res = lint_paths([str(ROOT / "examples/cross_entropy.py")], Settings(targets=("h100",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "cross_entropy_fwd_kernel")
-    loops = [op for op, _ in k.ir.walk() if op.kind == "for"]
+    loops = [op for op, _ in k.ir.walk() if op.kind == OpKind.FOR]
     assert loops and all(op.attrs["rebinds_outer"] for op in loops)
     ref = lint_paths([str(ROOT / "tests/truth/reference_kernels.py")], Settings(targets=("h100",)))
     soft = next(k for f in ref.files for k in f.kernels if k.jit.name == "softmax_kernel")
-    assert [op.attrs["rebinds_outer"] for op, _ in soft.ir.walk() if op.kind == "for"] == [False]
+    assert [op.attrs["rebinds_outer"] for op, _ in soft.ir.walk() if op.kind == OpKind.FOR] == [False]

@@ -14,6 +14,7 @@ from conftest import ROOT
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
 from kernlint.api import Settings, lint_paths
+from kernlint.ir.nodes import OpKind
 
 FILE = "tests/truth/suite_kernels/grouped_gemm.py"
 
@@ -27,8 +28,8 @@ def _kernel():  # type: ignore[no-untyped-def]
 
 def test_pointer_type_cast_gives_pointer_tiles() -> None:
     k = _kernel()
-    stores = [op for op, _ in k.ir.walk() if op.kind == "store"]
-    loads = [op for op, _ in k.ir.walk() if op.kind == "load" and op.result is not None and op.result.shape]
+    stores = [op for op, _ in k.ir.walk() if op.kind == OpKind.STORE]
+    loads = [op for op, _ in k.ir.walk() if op.kind == OpKind.LOAD and op.result is not None and op.result.shape]
     assert [s.operands[0].dtype for s in stores] == ["ptr<fp16>"]
     assert {ld.operands[0].dtype for ld in loads} == {"ptr<fp16>"}
 
@@ -38,7 +39,7 @@ def test_only_the_unhinted_store_address_is_unaligned() -> None:
     env = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "NUM_SM": 132}
     live = compute_liveness(k.ir, env)
     costs = unaligned_pointer_costs(live, env, threads=128)
-    store = next(op for op, _ in k.ir.walk() if op.kind == "store")
+    store = next(op for op, _ in k.ir.walk() if op.kind == OpKind.STORE)
     assert set(costs) == {store.operands[0].id}
     # 64 × 64 elements over 128 threads: 32 elements, a 64-bit address each (hand arithmetic)
     assert costs[store.operands[0].id] == 2 * 64 * 64 / 128

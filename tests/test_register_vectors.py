@@ -12,6 +12,7 @@ from conftest import ROOT, import_probe
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_vectors import IN_FLIGHT, stream_short_accumulated_loads
 from kernlint.api import Settings, lint_paths
+from kernlint.ir.nodes import OpKind
 
 FILE = ROOT / "tests/truth/short_accumulated_loads.py"
 ARGS = {"X": "*bf16", "W": "*bf16", "Out": "*fp32", "stride": "i32", "n": "i32", "shift": "fp32"}
@@ -70,7 +71,7 @@ def test_eight_vectors_keep_the_window_rule() -> None:
     kernel = next(k for f in res.files for k in f.kernels if k.jit.name == "centred_squares")
     for block, factor in ((16384, 1.0), (8192, IN_FLIGHT / 4)):
         live = compute_liveness(kernel.ir, {"BLOCK": block})
-        loads = [v.id for s in live.steps if not s.is_end and s.op.kind == "load" for v in s.op.all_results()]
+        loads = [v.id for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD for v in s.op.all_results()]
         costs = {vid: 10.0 for vid in live.values}
         stream_short_accumulated_loads(live, costs, {"BLOCK": block}, 256, "wgmma")
         assert loads and all(costs[v] == pytest.approx(10.0 * factor) for v in loads), (block, costs)

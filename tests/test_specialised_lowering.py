@@ -21,6 +21,7 @@ from __future__ import annotations
 import pytest
 
 from kernlint.api import Settings, lint_paths
+from kernlint.ir.nodes import OpKind
 
 from conftest import ROOT
 
@@ -72,7 +73,7 @@ def test_generic_graph_keeps_both_branches() -> None:
     res = lint_paths([FIXTURE], Settings(targets=("h100",), arg_types={"*": "*fp16"}))
     k = next(k for k in res.files[0].kernels if k.jit.name == "merged_bound_kernel")
     assert k.ir.branch_symbols == frozenset({"VARLEN"}) and k.ir.specialise is not None
-    assert any(op.kind == "load" and op.line == 11 for op, _ in k.ir.walk())    # the VARLEN branch's load
+    assert any(op.kind == OpKind.LOAD and op.line == 11 for op, _ in k.ir.walk())    # the VARLEN branch's load
     spec = k.ir.specialise({"VARLEN": False})
-    assert not any(op.kind == "load" and op.line == 11 for op, _ in spec.walk())
+    assert not any(op.kind == OpKind.LOAD and op.line == 11 for op, _ in spec.walk())
     assert spec.specialise is None

@@ -7,6 +7,7 @@ from conftest import ROOT
 from kernlint.api import Settings, lint_paths, lint_source
 from kernlint.frontend.helion import HelionKernel
 from kernlint.ir.helion_types import HelionIR
+from kernlint.ir.nodes import OpKind
 
 MATMUL = '''import helion
 import helion.language as hl
@@ -43,9 +44,9 @@ def test_alias_and_configs_map_block_sizes_in_order_of_first_tile() -> None:
     assert dict(first.constexprs) == {"block_size_0": 64, "block_size_1": 32, "block_size_2": 16}
     assert first.origin == "autotune" and second.num_warps == 4 and "num_warps" in second.defaulted
     assert first.num_stages == 1  # Helion's default, not Triton's 3
-    dots = [op for op, _ in k.ir.walk() if op.kind == "dot"]
+    dots = [op for op, _ in k.ir.walk() if op.kind == OpKind.DOT]
     assert len(dots) == 1 and [str(d) for d in dots[0].result.shape] == ["block_size_0", "block_size_1"]
-    assert any(op.kind == "for" for op, _ in k.ir.walk()) and not k.ir.unmodelled
+    assert any(op.kind == OpKind.FOR for op, _ in k.ir.walk()) and not k.ir.unmodelled
 
 
 def test_smem_grows_with_the_config_like_the_triton_matmul() -> None:
@@ -85,7 +86,7 @@ def rs(x: torch.Tensor) -> torch.Tensor:
     assert known.points[0].constexprs["rdim_0"] == 4096 and known.estimates[0].estimated
     looped = _kernel(src.replace("[None]", "[512]"))
     assert looped.points[0].constexprs["rdim_0"] == 512
-    assert any(op.kind == "reduce" for op, _ in k.ir.walk())
+    assert any(op.kind == OpKind.REDUCE for op, _ in k.ir.walk())
 
 
 def test_unmodelled_device_construct_is_a_kl002_not_a_crash() -> None:

@@ -11,6 +11,8 @@ from collections import Counter
 import pytest
 from conftest import ROOT
 
+from kernlint.ir.nodes import OpKind
+
 TRUTH = ROOT / "benchmarks" / "truth" / "helion-triton-3.9.json"
 # an interpreter with helion and torch: this one unless KERNLINT_HELION_PYTHON names another
 HELION_PYTHON = os.environ.get("KERNLINT_HELION_PYTHON", sys.executable)
@@ -74,7 +76,7 @@ def test_attention_bmm_transposes_two_dims() -> None:
     """k[b, n, d].transpose(1, 2) is [b, d, n]: the qk dot is block_m x block_n over head_dim (helion_ops fix)."""
     from kernlint.recommend.helion import load_kernel
     t = load_kernel(str(ROOT / "examples" / "helion_attention.py"), "helion_attention")
-    dots = [op for op, _ in t.ir.walk() if op.kind == "dot"]
+    dots = [op for op, _ in t.ir.walk() if op.kind == OpKind.DOT]
     assert [str(dots[0].attrs[x]) for x in ("M", "N", "K")] == ["block_size_1", "block_size_2", "rdim_0"]
 
 
