@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from kernlint.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.ir.nodes import KernelIR, Op, OpKind, Value, is_pointer
@@ -93,7 +93,7 @@ def _scaled(op: Op) -> bool:
     return len(op.operands) == 1 and scalar is not None and value not in (0, 1)
 
 
-def _dividends(op: Op, producer: dict[int, Op]) -> list[Value]:
+def _dividends(op: Op, producer: Mapping[int, Op]) -> list[Value]:
     """The dividend x of a product `(x // s) * s` (either order), which is at most x: decoding a flat index
     (`n = nc // C; c = nc - n * C`) adds no range."""
     if len(op.operands) != 2:
@@ -107,7 +107,7 @@ def _dividends(op: Op, producer: dict[int, Op]) -> list[Value]:
     return out
 
 
-def _decoded(op: Op, producer: dict[int, Op]) -> bool:
+def _decoded(op: Op, producer: Mapping[int, Op]) -> bool:
     return bool(_dividends(op, producer))
 
 
@@ -120,13 +120,8 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
     from_arg: set[int] = set()
     factors: dict[int, int] = {}   # int32 value → runtime integer arguments multiplied into it
     pid64: set[int] = set()   # int64 values made from a program id: a term the author widened
-    users: dict[int, list[Op]] = {}
-    producer: dict[int, Op] = {}
+    users, producer = ir.users(), ir.producers()
     for op in ops:
-        for v in op.operands:
-            users.setdefault(v.id, []).append(op)
-        for r in op.all_results():
-            producer[r.id] = op
         if op.result is None:
             continue
         if op.kind == OpKind.PROGRAM_ID:

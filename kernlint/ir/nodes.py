@@ -129,6 +129,10 @@ class Unmodelled:
     construct: str                     # what was not understood, for the KL002 diagnostic
 
 
+# KernelIR.cache key of the producer/user index (a tuple, so no analysis's string key can collide with it)
+_DEF_USE = ("graph", "def-use")
+
+
 @dataclass(frozen=True, slots=True)
 class KernelIR:
     name: str
@@ -158,17 +162,41 @@ class KernelIR:
         """The source variable a value was first bound to, for messages."""
         return value.name or self.value_names.get(value.id, f"%{value.id}")
 
+    def producers(self) -> Mapping[int, Op]:
+        """Value id → the op that defines it, over the whole graph (ops in loop and `if` regions included).
+        Built with `users` in one walk of the graph and kept in `cache`: read it, do not change it."""
+        return self._def_use()[0]
+
+    def users(self) -> Mapping[int, tuple[Op, ...]]:
+        """Value id → the ops that read it as an operand, each once, in program order (a loop's carried
+        values reach the loop as its operands; its body reads the block arguments). Same walk as `producers`."""
+        return self._def_use()[1]
+
+    def producer(self, value: Value) -> Op | None:
+        """The op that defines `value`; None for a loop's block argument or induction variable."""
+        return self._def_use()[0].get(value.id)
+
+    def _def_use(self) -> tuple[dict[int, Op], dict[int, tuple[Op, ...]]]:
+        # one pass over every op; two threads may both build it, and store equal maps
+        index = self.cache.get(_DEF_USE)
+        if index is None:
+            producers: dict[int, Op] = {}
+            users: dict[int, list[Op]] = {}
+            for op, _ in self.walk():
+                for r in op.all_results():
+                    producers[r.id] = op
+                for v in dict.fromkeys(v.id for v in op.operands):
+                    users.setdefault(v, []).append(op)
+            index = self.cache[_DEF_USE] = (producers, {k: tuple(v) for k, v in users.items()})
+        return index
+
     def describe(self, value: Value, depth: int = 3) -> str:
         """A value for messages: its source variable, else the expression that made it (`tl.program_id(1)`,
         `pid.to(i64)`, `(a + b)`; broadcasts and views show their operand), `%id` only past `depth`."""
         name = value.name or self.value_names.get(value.id)
         if name:
             return name
-        producers = self.cache.get("producers")
-        if producers is None:
-            producers = {r.id: op for op, _ in self.walk() for r in op.all_results()}
-            self.cache["producers"] = producers
-        op = producers.get(value.id)
+        op = self.producer(value)
         if op is None or depth <= 0:
             return f"%{value.id}"
         if op.kind == OpKind.PROGRAM_ID:

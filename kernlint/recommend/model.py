@@ -128,13 +128,8 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
     segments: list[tuple[float, float]] = []
     has_loop = loop_reduces = False
     dot_inputs: set[int] = set()
-    defs: dict[int, Op] = {}
-    dots: list[Op] = []
-    for op, _ in ir.walk():
-        if op.kind == OpKind.DOT:
-            dots.append(op)
-        for r in op.all_results():
-            defs[r.id] = op
+    defs = ir.producers()
+    dots = [op for op, _ in ir.walk() if op.kind == OpKind.DOT]
     for op in dots:
         for v in op.operands[:2]:
             # through layout changes and casts to the load: `tl.dot(q, tl.trans(k))` reads k as an operand
