@@ -13,7 +13,7 @@ three; sm_100 is within 2 of sm_90 on every call.
 """
 from __future__ import annotations
 
-from kernlint.analysis.liveness import Liveness
+from kernlint.analysis.liveness import Liveness, producers
 from kernlint.ir.nodes import OpKind, Value
 
 MATH_TEMPORARIES: dict[str, int] = {"sin": 11, "cos": 11, "log": 6, "tanh": 6, "erf": 4, "pow": 6, "erfinv": 6,
@@ -37,7 +37,7 @@ def math_temporaries(live: Liveness) -> dict[int, float]:
     call's element-wise chain computes from, which ptxas loads ahead (every element of a thread's tile is in
     flight before the first call): they are counted from the chain's load (or first op) to the call. Calls
     one after another hold theirs in turn, so a step takes the largest, not the sum."""
-    producer = {v.id: s.op for s in live.steps if not s.is_end for v in s.op.all_results()}
+    producer = producers(live)
     out: dict[int, float] = {}
     for i, step in enumerate(live.steps):
         # tiles only: a call on a scalar (the log of a row's sum) is scheduled where registers are free
