@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernlint.analysis.configs import ConfigPoint
-from kernlint.analysis.liveness import Liveness, compute_liveness
+from kernlint.analysis.liveness import Liveness, compute_liveness, derived
 from kernlint.analysis.occupancy import Occupancy, compute_occupancy
 from kernlint.analysis.placement import DotPlacement, place_dots
 from kernlint.analysis.passes import validate_disabled
@@ -122,7 +122,10 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec, disabled: frozens
     env = dict(config.constexprs)
     generic, ir = ir, specialised(ir, env)
     live = _liveness(ir, env)
-    dots = place_dots(live, env, spec, config.num_warps)
+    # dot placement takes no num_stages: a config's stage variants share it (a recommend search estimates up to
+    # seven of each), kept on the liveness like the other facts of this constexpr binding
+    dots = derived(live, ("dot placement", spec, config.num_warps),
+                   lambda: place_dots(live, env, spec, config.num_warps))
     smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages, disabled)
     # Helion reductions (rdims) are generated as whole-row or looped code that kernlint's IR does not spell
     # out; there ptxas keeps the tiles the sunk-load rule would share (Helion rms_norm_looped: -7 % → -19 %

@@ -7,7 +7,7 @@ loop's end (so the accumulator is one live value at a time, as in the compiler's
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -34,7 +34,7 @@ class Liveness:
     folded: frozenset[int] = frozenset()       # ids of the loops of one trip (straight-line code to Triton)
     taken: Mapping[int, Value] = field(default_factory=dict)  # merge result id → its value where the `if` is decided
     # facts derived from this liveness alone (`derived`); shared by the sweep points that share it
-    cache: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    cache: dict[Hashable, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def live_at(self, index: int) -> list[Value]:
         return [self.values[v] for v, (a, b) in self.intervals.items() if occupies(a, b, index)]
@@ -225,7 +225,7 @@ def _else_starts(steps: list[Step]) -> dict[int, int]:
     return out
 
 
-def derived(live: Liveness, name: str, compute: Callable[[], T]) -> T:
+def derived(live: Liveness, name: Hashable, compute: Callable[[], T]) -> T:
     """`compute()` memoised on `live`: for facts that depend only on the liveness and the constexprs it was
     built with (estimate.py shares one Liveness across the num_warps / num_stages / target points of a
     sweep). Two threads may both compute a missing entry; they store equal values."""

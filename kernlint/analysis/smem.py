@@ -19,7 +19,7 @@ from typing import Any
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, fits_dead_operand_copy
 from kernlint.analysis.dot_buffers import (MMA_BARRIER_BYTES, MMA_WAIT_BARRIER_BYTES, TRANSPOSE_SCRATCH_PER_WARP,
                                            loop_dot_buffers, multi_dot_loops)
-from kernlint.analysis.liveness import Liveness, invariant_load, producers as producers_of
+from kernlint.analysis.liveness import Liveness, derived, invariant_load, producers as producers_of
 from kernlint.analysis.loop_trips import static_trips
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.analysis.register_tmem import folded_accumulations
@@ -110,7 +110,14 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
 
 
 def _conversions(s: SmemState) -> None:
-    s.conversions += conversion_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability, s.dots)
+    # no num_stages in it: a config's stage variants share it on the liveness, keyed on the very dots list
+    # (estimate() keeps one per target and num_warps there; any other list is computed afresh)
+    key = ("conversion scratch", s.num_warps, s.spec.capability, id(s.dots))
+    kept = s.live.cache.get(key)
+    if kept is None or kept[0] is not s.dots:
+        kept = s.live.cache[key] = (s.dots, conversion_scratch(s.live, s.producers, s.env, s.num_warps,
+                                                               s.spec.capability, s.dots))
+    s.conversions += kept[1]
 
 
 def _gathers(s: SmemState) -> None:
@@ -298,7 +305,9 @@ def _straight_line(s: SmemState) -> None:
 
 def _reductions(s: SmemState) -> None:
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
-    for use in reduction_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability):  # smem_reduce.py
+    uses = derived(s.live, ("reduction scratch", s.num_warps, s.spec.capability),   # no num_stages in it
+                   lambda: reduction_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability))
+    for use in uses:  # smem_reduce.py
         use_loop = None if s.region and use.loop in s.region_keys else use.loop
         if use_loop != use.loop:
             use = type(use)(use_loop, use.label, use.bytes, use.detail, use.line)
