@@ -3,6 +3,7 @@ the lowering emits, and the lowering refuses a kind the enum does not list (a ty
 new kind no analysis knows)."""
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -95,3 +96,28 @@ def test_an_unknown_kind_in_the_lowering_is_an_internal_error(tmp_path: Path, mo
     result = lint_paths([str(path)], Settings(targets=("h100",)))
     internal = [d for f in result.files for d in f.diagnostics if d.code == "KL000"]
     assert internal and "unknown op kind 'programid'" in internal[0].message
+
+
+def _string_kind_comparisons(path: Path) -> list[str]:
+    """`x.kind == "load"`, `x.kind in ("view", "cast")`: an `.kind` compared with an op kind's name spelt out."""
+    names = {k.value for k in OpKind}
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if not any(isinstance(e, ast.Attribute) and e.attr == "kind" for e in sides):
+            continue
+        for e in sides:
+            items = e.elts if isinstance(e, (ast.Tuple, ast.List, ast.Set)) else [e]
+            if any(isinstance(i, ast.Constant) and i.value in names for i in items):
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return out
+
+
+def test_op_kinds_are_compared_by_member_not_by_name() -> None:
+    # the other `.kind`s of the package (Triton API members, calibrate arguments, codemod edits) never take
+    # an op kind's name, so any such comparison is an op's kind spelt as a string
+    files = sorted([*(ROOT / "kernlint").rglob("*.py"), *(ROOT / "rules").glob("*.py")])
+    found = [hit for f in files for hit in _string_kind_comparisons(f)]
+    assert not found, f"compare op kinds with OpKind members: {found}"
