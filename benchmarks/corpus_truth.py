@@ -494,6 +494,8 @@ def run_project(project: str, a: argparse.Namespace, pool: Any, env: dict[str, A
             records[key] = by_kernel_records.get(key, [])
         else:
             todo.append(kern)
+    if a.recorded_only:   # re-estimate what is recorded; kernels not visited yet wait for a compiling run
+        todo = [k for k in todo if (_package_relative(k["file"], root), k["kernel"]) in old_kernels]
     if a.max_kernels:
         import public_configs as pc
         todo = pc.spread(todo, a.max_kernels)
@@ -684,6 +686,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=int, default=90, help="seconds per compile")
     ap.add_argument("--rederive", action="store_true", help="derive kernels already recorded again")
     ap.add_argument("--retry-timeouts", action="store_true", help="compile again what timed out before")
+    ap.add_argument("--recorded-only", action="store_true",
+                    help="with --rederive: re-estimate the kernels already recorded, visit no new ones")
     ap.add_argument("--report", action="store_true", help="write docs/corpus-truth.md from the truth (no compiles)")
     ap.add_argument("--check", action="store_true", help="with --report: exit 1 when the doc is not up to date")
     a = ap.parse_args(argv)

@@ -56,7 +56,8 @@ def test_structure(doc: dict) -> None:
         else:
             assert r["reason"] in ct.REASONS and r["detail"], r
         if r["est"] is not None:
-            assert set(r["est"]) == {"regs", "demand", "budget", "shared", "tmem"}
+            assert set(r["est"]) == {"regs", "demand", "budget", "shared", "tmem", "data", "acc", "index", "serial",
+                                     "complete"}
             assert 0 < r["est"]["budget"] <= 255
     for k in doc["kernels"]:   # a derived kernel has one record per target (or none yet: budget ran out)
         if k["status"] == "derived":
