@@ -99,10 +99,16 @@ def test_an_unknown_kind_in_the_lowering_is_an_internal_error(tmp_path: Path, mo
 
 
 def _string_kind_comparisons(path: Path) -> list[str]:
-    """`x.kind == "load"`, `x.kind in ("view", "cast")`: an `.kind` compared with an op kind's name spelt out."""
+    """`x.kind == "load"`, `x.kind in ("view", "cast")`: an `.kind` compared with an op kind's name spelt out;
+    and, outside the lowering (where `tl.load` and `desc.store` are names of Triton functions), sets of op kinds
+    by name (`_PURE = frozenset({"view", "cast"})`, compared later)."""
     names = {k.value for k in OpKind}
+    sets = "lowering" not in path.parts
     out = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if sets and isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) > 1 and all(
+                isinstance(i, ast.Constant) and i.value in names for i in node.elts):
+            out.append(f"{path.relative_to(ROOT)}:{node.lineno}")
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
