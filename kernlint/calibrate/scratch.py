@@ -390,12 +390,15 @@ class _Builder:
             return False
         if any(a.startswith("_") or a in DOOR_ATTRS or not self._provides(other, a, a) for a in attrs):
             return False
-        if not self.bind(local, f"module {qn}"):
-            return True
+        self.bind(local, f"module {qn}")   # a second function may read other attributes of the same module
         self.add_module(other)
         for attr in sorted(attrs):
             self.add_global(attr, attr, other)
-        self.namespaces.append((local, qn, tuple(sorted(attrs))))
+        have = next((i for i, (name, _, _) in enumerate(self.namespaces) if name == local), None)
+        if have is None:
+            self.namespaces.append((local, qn, tuple(sorted(attrs))))
+        else:
+            self.namespaces[have] = (local, qn, tuple(sorted(set(self.namespaces[have][2]) | attrs)))
         return True
 
     def resolve(self, node: cst.CSTNode, pm: ParsedModule, skip: str) -> None:

@@ -25,6 +25,10 @@ EXTENSION = """
     @triton.jit
     def program_id(axis: int) -> tl.tensor:
         return tl.program_id(axis).to(tl.int64)
+
+    @triton.jit
+    def num_programs(axis: int) -> tl.tensor:
+        return tl.num_programs(axis).to(tl.int64)
 """
 
 HELPER = """
@@ -53,6 +57,15 @@ KERNELS = """
         offs = tle.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         x = tl.load(x_ptr + offs, mask=offs < n).to(tl.float32)
         tl.store(y_ptr + offs, exp(x) + shim.tan(x), mask=offs < n)
+
+    @triton.jit
+    def first_helper(x_ptr):
+        tl.store(x_ptr, tle.program_id(0).to(tl.float32))
+
+    @triton.jit
+    def two_readers(x_ptr):
+        first_helper(x_ptr)
+        tl.store(x_ptr + 1, tle.num_programs(0).to(tl.float32))
 
     @triton.jit
     def unknown_attribute(x_ptr):
@@ -107,3 +120,11 @@ def test_the_namespaced_kernel_compiles_with_triton(package: Path) -> None:
                       args={"*": "*fp32"}, jobs=1, cache_dir=None)
     assert cal.rows and all(r.error is None for r in cal.rows), [r.error for r in cal.rows]
     assert all(r.truth and r.truth["regs"] > 0 for r in cal.rows)
+
+
+def test_a_namespace_read_by_two_functions_holds_what_both_read(package: Path) -> None:
+    # flag-gems' scan kernels read `tle.program_id` in one function and pass `tle.maximum_with_...` in
+    # another: the module object must hold both (it held only the first function's)
+    s = _build("two_readers")
+    assert s.missing == ()
+    assert "tle.num_programs = num_programs\n" in s.source and "tle.program_id = program_id\n" in s.source
