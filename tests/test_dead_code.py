@@ -61,6 +61,11 @@ def combine(a, b):
     total = a + b
     unused = a * b
     return total
+
+
+def run(a, b):
+    # launched, so analysed on its own (a returning jit function nothing launches is a device function)
+    combine[(1,)](a, b)
 '''
 
 
