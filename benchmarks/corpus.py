@@ -73,23 +73,36 @@ def download(project: str, filename: str, sha256: str, cache: Path = CACHE) -> P
     return target
 
 
+# Data files a package ships beside its code and kernlint reads as text (autotune tables such as flag-gems'
+# runtime/backend/_nvidia/*/tune_configs.yaml); bounded so a bundled dataset is not unpacked
+DATA_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_DATA_BYTES = 1 << 20
+
+
+def _wanted(name: str, size: int) -> bool:
+    if ".." in Path(name).parts:
+        return False
+    return name.endswith(".py") or (name.endswith(DATA_SUFFIXES) and size <= MAX_DATA_BYTES)
+
+
 def extract(archive: Path, cache: Path = CACHE) -> Path:
-    """Unpack only the .py files (no code from the archive runs); returns the package's directory."""
+    """Unpack the .py files and small YAML/JSON data files (no code from the archive runs); returns the
+    package's directory."""
     dest = cache / "src" / archive.name
-    if (dest / ".done").exists():
+    if (dest / ".done-data").exists():
         return dest
     dest.mkdir(parents=True, exist_ok=True)
     if archive.suffix == ".whl":
         with zipfile.ZipFile(archive) as z:
-            for name in z.namelist():
-                if name.endswith(".py") and ".." not in Path(name).parts:
-                    (dest / name).parent.mkdir(parents=True, exist_ok=True)
-                    (dest / name).write_bytes(z.read(name))
+            for info in z.infolist():
+                if _wanted(info.filename, info.file_size):
+                    (dest / info.filename).parent.mkdir(parents=True, exist_ok=True)
+                    (dest / info.filename).write_bytes(z.read(info.filename))
     else:
         with tarfile.open(archive) as t:
-            members = [m for m in t.getmembers() if m.isfile() and m.name.endswith(".py") and ".." not in Path(m.name).parts]
+            members = [m for m in t.getmembers() if m.isfile() and _wanted(m.name, m.size)]
             t.extractall(dest, members=members, filter="data")
-    (dest / ".done").write_text("")
+    (dest / ".done-data").write_text("")
     return dest
 
 
