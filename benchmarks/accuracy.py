@@ -30,7 +30,7 @@ def estimate_records(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any]
 def estimate_records_with_ir(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any, Any]]:
     """`estimate_records` with each estimate's kernel graph, so the pair can be estimated again with other
     settings (benchmarks/ablation.py: `kernlint.analysis.estimate.estimate(ir, e.config, e.target, disabled)`)."""
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
 
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernlint.api import Settings, lint_sources
+from kernlint.pipeline.api import Settings, lint_sources
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from census import Census  # noqa: E402  (benchmarks/ is not a package)

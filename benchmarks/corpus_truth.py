@@ -232,7 +232,7 @@ def discover(project: str) -> tuple[str, list[dict[str, Any]], int, dict[str, by
     import public_accuracy as pa
     import public_specs as ps
 
-    from kernlint.api import Settings, lint_sources
+    from kernlint.pipeline.api import Settings, lint_sources
 
     root = pa.package_root(project)
     paths = sorted(p for p in (ROOT / root).rglob("*.py") if p.is_file())
@@ -301,7 +301,7 @@ def prepare(project: str, kern: dict[str, Any], texts: dict[str, bytes],
 
     from kernlint.analysis.configs import config_points
     from kernlint.analysis.estimate import estimate, shape_symbols
-    from kernlint.api import Settings, lint_sources
+    from kernlint.pipeline.api import Settings, lint_sources
     from kernlint.calibrate.scratch import ScratchError, build_scratch, find_kernel, source_tree_for
     from kernlint.calibrate.signature import compile_args, derive_signature, lint_arg_types, pointer_args, \
         unit_stride_args

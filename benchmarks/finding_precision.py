@@ -78,8 +78,8 @@ class PackageRun:
 
 
 def lint_package(pkg_dir: Path) -> PackageRun:
-    from kernlint.runner import Options, run
-    from kernlint.settings import Resolver
+    from kernlint.pipeline.runner import Options, run
+    from kernlint.pipeline.settings import Resolver
 
     cwd = os.getcwd()
     os.chdir(pkg_dir)   # the package root, as a user would run `kernlint check .`

@@ -23,7 +23,7 @@ from fuzz_grammar import RandomChooser, bump, generate_kernel  # noqa: E402
 from fuzz_invariants import lint_checked, monotonic_violations  # noqa: E402
 from fuzz_mutations import example_texts, mutate  # noqa: E402
 
-from kernlint.api import Settings  # noqa: E402
+from kernlint.pipeline.api import Settings  # noqa: E402
 
 
 def _kind(problem: str) -> str:

@@ -2,7 +2,7 @@
 
     python benchmarks/lint_speed.py DIR [DIR ...] [--cwd BASE] [--dump out.json] [--profile N]
 
-Runs `kernlint.api.lint_paths` (one process, default Settings) over the Python files under the DIRs
+Runs `kernlint.pipeline.api.lint_paths` (one process, default Settings) over the Python files under the DIRs
 (relative to `--cwd`, so module names match a `kernlint check` run from there) and prints files,
 kernels, diagnostics, seconds and files/s. `--dump` writes a canonical JSON of the whole result: every
 diagnostic with its span, notes and config, every kernel's config points and every estimate (registers
@@ -44,7 +44,7 @@ def _load_this_checkouts_rules() -> None:
 
 _load_this_checkouts_rules()
 
-from kernlint.api import LintResult, Settings, lint_paths  # noqa: E402
+from kernlint.pipeline.api import LintResult, Settings, lint_paths  # noqa: E402
 from kernlint.report.json_format import estimate_json  # noqa: E402
 
 

@@ -7,7 +7,7 @@ function renamed (`matmul_kernel` → `matmul_kernel_3`) so each copy is a disti
 changes one line, like a keystroke, and calls the same `lint_text` the server runs after its debounce:
 parse, kernels, estimates for every config × target, rules, noqa — no LSP transport. `--edit comment`
 changes a comment between kernels, `--edit kernel` a line inside the first kernel. The server reuses the
-analyses of kernels whose inputs did not change (kernlint/incremental.py); each run also re-lints the same
+analyses of kernels whose inputs did not change (kernlint/pipeline/incremental.py); each run also re-lints the same
 text with those analyses dropped, so both medians come from one run, interleaved.
 """
 from __future__ import annotations

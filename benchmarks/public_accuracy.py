@@ -129,7 +129,7 @@ def prepare_kernel(cand: Candidate, caps: tuple[int, ...], max_configs: int) -> 
     """Spec + estimates; returns (result, work) where work = (scratch, [(record stub, estimate, task)])."""
     from kernlint.analysis.configs import config_points
     from kernlint.analysis.estimate import estimate, shape_symbols
-    from kernlint.api import Settings, lint_sources
+    from kernlint.pipeline.api import Settings, lint_sources
     from kernlint.calibrate.scratch import ScratchError, build_scratch, find_kernel, source_tree_for
     from kernlint.calibrate.signature import (
         compile_args, derive_signature, lint_arg_types, pointer_args, unit_stride_args,

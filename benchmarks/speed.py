@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from kernlint.analysis.estimate import estimate
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import resolve_targets
 
 ROOT = Path(__file__).resolve().parents[1]

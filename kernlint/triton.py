@@ -20,7 +20,7 @@ _told: set[tuple[str, ...]] = set()     # (what, path, name, target) already log
 
 @functools.lru_cache(maxsize=128)
 def _analysis_or_reason(path: str, name: str, target: str) -> tuple[Any, str]:
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
     res = lint_paths([path], Settings(targets=(target,)))
     kernel = next((k for f in res.files for k in f.kernels if k.jit.name == name), None)
     if kernel is not None:

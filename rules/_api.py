@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from kernlint.frontend.api_problems import ApiMisuse, ApiProblem
 from kernlint.frontend.triton_api import load, release_scope, scope_label
-from kernlint.rule import FileContext
+from kernlint.pipeline.rule import FileContext
 
 
 def misuses(ctx: FileContext, problem: ApiProblem) -> list[ApiMisuse]:
     if ctx.names is None or not ctx.jit_functions:
         return []
-    from kernlint import incremental
+    from kernlint.pipeline import incremental
     from kernlint.frontend.api_usage import file_misuses   # libcst: only for a file with jit functions
 
     release = ctx.settings.triton_version if ctx.settings is not None else None

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.pipeline.rule import Case, FileContext, Rule
 from kernlint.rules._cases import autotuned_matmul
 
 MIN_DOT_DIM = 16  # Triton: "All non-batch values in both first input shape ... must be >= 16"

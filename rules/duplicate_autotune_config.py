@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.ir.symbolic import Unknown
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule import Case, FileContext, Rule
 from kernlint.rules._cases import autotuned_matmul
 
 _A = "triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3)"

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.pipeline.rule import Case, FileContext, Rule
 
 _KERNEL = '''import helion
 import helion.language as hl

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.rule import Case, FileContext, Rule
-from kernlint.rule_messages import assumed_types_note, config_text, smem_breakdown, where
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.pipeline.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule_messages import assumed_types_note, config_text, smem_breakdown, where
 from kernlint.rules._cases import autotuned_matmul
 
 _OK = "triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=4)"

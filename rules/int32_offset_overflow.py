@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.ir.nodes import KernelIR, Op, OpKind, Value, is_pointer
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule import Case, FileContext, Rule
 
 _SAFE = '''import triton
 import triton.language as tl

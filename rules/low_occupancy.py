@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.rule import Case, FileContext, Rule
-from kernlint.rule_messages import config_text, unbound_note, where
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.pipeline.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule_messages import config_text, unbound_note, where
 from kernlint.rules._cases import ROW_KERNEL
 
 MIN_OCCUPANCY = 0.25  # below 16 of 64 resident warps a memory-bound kernel cannot hide DRAM latency

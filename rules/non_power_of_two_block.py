@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.ir.symbolic import as_int
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule import Case, FileContext, Rule
 from kernlint.rules._cases import ROW_KERNEL
 from kernlint.ir.nodes import OpKind
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kernlint.analysis.spill_band import BORDERLINE_PRESSURE, BORDERLINE_SPILL_RATE, SPILL_BYTES_SPREAD
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.rule import Case, FileContext, Rule
-from kernlint.rule_messages import config_text, unbound_note, where
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.pipeline.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule_messages import config_text, unbound_note, where
 from kernlint.rules._cases import launched_matmul
 
 

@@ -5,12 +5,12 @@ import json
 import os
 from collections.abc import Iterator
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
-from kernlint.module_names import module_name_for
-from kernlint.config_store import (
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.core.module_names import module_name_for
+from kernlint.core.config_store import (
     Entry, StoreError, def_text, qualname_key, read_store, same_module, source_hash, split_id,
 )
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule import Case, FileContext, Rule
 
 _cache: dict[str, tuple[tuple[int, int], list[Entry] | StoreError]] = {}
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.frontend.api_problems import ApiProblem
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.pipeline.rule import Case, FileContext, Rule
 from kernlint.rules._api import either, judged, misuses
 
 _HEAD = "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"

@@ -3,12 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
-from kernlint.rule import Case, FileContext, Rule
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.pipeline.rule import Case, FileContext, Rule
 from kernlint.rules._cases import ROW_KERNEL
 
 if TYPE_CHECKING:
-    from kernlint.suppression import Unused
+    from kernlint.pipeline.suppression import Unused
 
 _BAD_BLOCK = ROW_KERNEL.format(kwargs="BLOCK=1000", marker="")
 
@@ -55,7 +55,7 @@ class UnusedSuppression(Rule):
     ]
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
-        # Suppressions are judged after every other rule ran (kernlint.suppression calls `report`).
+        # Suppressions are judged after every other rule ran (kernlint.pipeline.suppression calls `report`).
         return iter(())
 
     def report(self, ctx: FileContext, found: list[Unused]) -> list[Diagnostic]:

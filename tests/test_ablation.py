@@ -14,7 +14,7 @@ from kernlint.analysis.estimate import estimate
 from kernlint.analysis.passes import TARGET_FAMILIES, Pass, validate_disabled
 from kernlint.analysis.registers import REGISTER_PASSES
 from kernlint.analysis.smem import SMEM_PASSES
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 
 PASSES: tuple[Pass[Any], ...] = (*REGISTER_PASSES, *SMEM_PASSES)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_sources
+from kernlint.pipeline.api import Settings, lint_sources
 from kernlint.cli import main
 from kernlint.frontend.arg_values import ArgValueError, DtypeValue, parse_arg_value
 

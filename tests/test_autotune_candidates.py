@@ -2,8 +2,8 @@
 the failing one); when every candidate fails they keep their severity."""
 from __future__ import annotations
 
-from kernlint.api import lint_source
-from kernlint.diagnostic import Severity
+from kernlint.pipeline.api import lint_source
+from kernlint.core.diagnostic import Severity
 from kernlint.rules._cases import autotuned_matmul
 
 # 128x128x64 fp16 x 4 stages: (128*64 + 64*128) * 2 B * 4 = 131,072 B, under H100's 232,448 B

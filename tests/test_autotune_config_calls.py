@@ -6,7 +6,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from kernlint.api import Settings, lint_sources
+from kernlint.pipeline.api import Settings, lint_sources
 from kernlint.frontend.kernels import collect_module_facts
 
 SOURCE = (Path(__file__).parent / "autotune_calls_source.txt").read_text()

@@ -3,7 +3,7 @@ author's configs (mamba-ssm passes 25 kernels' lists through `autotune_configs(.
 narrows them at run time). The helper itself is never run."""
 from __future__ import annotations
 
-from kernlint.api import Settings, lint_source
+from kernlint.pipeline.api import Settings, lint_source
 
 TEMPLATE = '''import triton
 import triton.language as tl

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, import_probe
 
 from kernlint.analysis.liveness import compute_liveness
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.ir.nodes import OpKind
 
 FILE = ROOT / "tests/truth/branch_updates.py"

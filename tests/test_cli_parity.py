@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import check_cmd
-from kernlint.cli import build_parser, main
+from kernlint.cli import check as check_cmd
+from kernlint.cli import main
+from kernlint.cli.commands import build_parser
 
 KERNEL = (Path(__file__).parent / "test_settings.py").read_text().split("BAD_BLOCK = '''")[1].split("'''")[0]
 
@@ -207,7 +208,7 @@ def test_explain_names_a_config_key_the_kernel_lacks(tmp_path: Path, capsys: pyt
 
 def test_api_takes_one_path_and_normalises_codes_like_the_cli(tmp_path: Path) -> None:
     # lint_paths("k.py") linted the characters of the string; select=("ALL",) / ("kl3",) selected nothing
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
 
     (tmp_path / "k.py").write_text(KERNEL)
     base = [(d.code, d.span.start.line) for d in lint_paths([str(tmp_path / "k.py")]).diagnostics]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import ROOT, import_probe
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.ir.nodes import OpKind
 from kernlint.ir.symbolic import Const, Sym, binary, select
 

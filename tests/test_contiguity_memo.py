@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kernlint.analysis import axis_info
 from kernlint.analysis.axis_info import Contiguity
-from kernlint.api import Settings, lint_source
+from kernlint.pipeline.api import Settings, lint_source
 from kernlint.ir.nodes import OpKind
 
 SRC = '''import triton

@@ -2,7 +2,7 @@
 reduction of the real kernel written for the test."""
 from __future__ import annotations
 
-from kernlint.api import Settings, lint_source
+from kernlint.pipeline.api import Settings, lint_source
 from kernlint.ir.nodes import OpKind
 
 SETTINGS = Settings(targets=("h100",))

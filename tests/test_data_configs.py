@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.frontend.data_configs import table_configs
 from kernlint.frontend.data_files import parse_yaml
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kernlint.analysis.dead_code import needed_op_ids
 from kernlint.analysis.liveness import linearize
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.ir.nodes import OpKind
 
 DEAD = '''

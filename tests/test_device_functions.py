@@ -2,7 +2,7 @@
 only in non-kernel functions), unless something launches or autotunes it."""
 from __future__ import annotations
 
-from kernlint.api import Settings, lint_sources
+from kernlint.pipeline.api import Settings, lint_sources
 
 HEAD = "import triton\nimport triton.language as tl\n"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conftest import ROOT
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 ATTN = {"stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "stride_d": "1", "H": "i32", "N_CTX": "i32",
         "Q": "*fp16", "K": "*fp16", "V": "*fp16", "DO": "*fp16", "DQ": "*fp16", "DK": "*fp16", "DV": "*fp16",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conftest import ROOT
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 BMM_ARGS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32",
             "stride_ab": "i32", "stride_am": "i32", "stride_ak": "1", "stride_bb": "i32", "stride_bk": "i32",

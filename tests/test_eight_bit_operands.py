@@ -11,7 +11,7 @@ register) and 131,072 B on sm_90 (B assumed pipelined like a K-contiguous tile).
 """
 from __future__ import annotations
 
-from kernlint.api import Settings, lint_sources
+from kernlint.pipeline.api import Settings, lint_sources
 
 from test_pointer_inference import INT8_GEMM
 

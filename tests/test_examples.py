@@ -6,7 +6,7 @@ import os
 import pytest
 
 from conftest import ROOT, expected_markers
-from kernlint.api import lint_paths
+from kernlint.pipeline.api import lint_paths
 
 EXAMPLES = sorted((ROOT / "examples").rglob("*.py"))
 

@@ -120,7 +120,7 @@ def run(x):
 
 
 def test_a_launch_in_a_file_without_kernels_still_configures_the_kernel() -> None:
-    from kernlint.api import lint_sources
+    from kernlint.pipeline.api import lint_sources
 
     result = lint_sources([("kern.py", KERNEL_FILE), ("host.py", HOST_FILE)])
     (kernel,) = result.files[0].kernels
@@ -128,7 +128,7 @@ def test_a_launch_in_a_file_without_kernels_still_configures_the_kernel() -> Non
 
 
 def test_files_without_kernels_report_syntax_errors_like_before() -> None:
-    from kernlint.api import _parse
+    from kernlint.pipeline.api import _parse
     from kernlint.frontend.parse import ParseFailure, parse_text
 
     # a syntax error, brackets past CPython's tokenizer limit (200), a tree deeper than CPython accepts

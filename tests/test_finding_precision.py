@@ -8,7 +8,7 @@ import sys
 
 from conftest import ROOT
 
-from kernlint.registry import all_rules
+from kernlint.pipeline.registry import all_rules
 
 _spec = importlib.util.spec_from_file_location("finding_precision", ROOT / "benchmarks" / "finding_precision.py")
 assert _spec is not None and _spec.loader is not None

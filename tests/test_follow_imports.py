@@ -1,4 +1,4 @@
-"""Helpers imported from files outside the run are found the way Python would import them (kernlint/imports.py).
+"""Helpers imported from files outside the run are found the way Python would import them (kernlint/pipeline/imports.py).
 
 fla-core's kernels call `safe_dot` from fla/ops/utils/op.py, a directory the kernel's file is not in, and the
 helper is defined in both branches of a module-level `if`. Without the helper body the dot is an element-wise
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
-from kernlint.imports import MAX_FILES, follow, module_file, search_dirs
-from kernlint.runner import Options, RunStats, run
-from kernlint.settings import Overrides, Resolver
+from kernlint.pipeline.api import Settings, lint_paths
+from kernlint.pipeline.imports import MAX_FILES, follow, module_file, search_dirs
+from kernlint.pipeline.runner import Options, RunStats, run
+from kernlint.pipeline.settings import Overrides, Resolver
 
 OP = '''import os
 import triton

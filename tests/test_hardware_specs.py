@@ -40,7 +40,7 @@ def test_the_time_model_reads_the_record() -> None:
 
     from kernlint.analysis.configs import ConfigPoint
     from kernlint.analysis.estimate import estimate
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
     from kernlint.frontend.host_facts import read_kernel_source
     from kernlint.recommend.core import bucket_env
     from kernlint.recommend.model import dram_bytes_per_s, kernel_work, score

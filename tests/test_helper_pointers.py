@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kernlint.analysis.configs import ConfigPoint
 from kernlint.analysis.estimate import estimate
-from kernlint.api import Settings, lint_paths, lint_sources
+from kernlint.pipeline.api import Settings, lint_paths, lint_sources
 from kernlint.hardware.specs import SPECS
 
 ROOT = Path(__file__).resolve().parents[1]

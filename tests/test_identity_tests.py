@@ -7,7 +7,7 @@ pipeline buffers.
 """
 from __future__ import annotations
 
-from kernlint.api import Settings, lint_source
+from kernlint.pipeline.api import Settings, lint_source
 from kernlint.ir.nodes import OpKind
 
 KERNEL = '''

@@ -1,4 +1,4 @@
-"""The language server's re-lint reuses unchanged kernels' analyses (kernlint/incremental.py): after every
+"""The language server's re-lint reuses unchanged kernels' analyses (kernlint/pipeline/incremental.py): after every
 kind of edit its diagnostics and estimates are those of a fresh lint of the same text."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kernlint.incremental import KernelMemo, ModuleInputs, reusing
+from kernlint.pipeline.incremental import KernelMemo, ModuleInputs, reusing
 from kernlint.lsp.server import KernlintServer
 
 DOC = '''import torch
@@ -153,8 +153,8 @@ def test_the_digest_follows_names_to_their_definitions() -> None:
 
 
 def test_a_memo_is_only_used_inside_reusing() -> None:
-    from kernlint.api import lint_source
-    from kernlint.incremental import current
+    from kernlint.pipeline.api import lint_source
+    from kernlint.pipeline.incremental import current
 
     memo = KernelMemo()
     assert current() is None

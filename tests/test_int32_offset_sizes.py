@@ -5,8 +5,8 @@ again, stays a likely overflow. KL303 is info-level (docs/finding-precision.md);
 the two verdicts its message gives."""
 from __future__ import annotations
 
-from kernlint.api import lint_source
-from kernlint.diagnostic import Severity
+from kernlint.pipeline.api import lint_source
+from kernlint.core.diagnostic import Severity
 
 LIKELY, BOUNDED = "likely", "bounded"
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.ir.nodes import OpKind
 from kernlint.lowering import tl_calls
 from kernlint.lowering.lower import Lowerer

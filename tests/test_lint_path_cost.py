@@ -42,7 +42,7 @@ def test_a_kernel_file_still_loads_libcst_and_never_triton(tmp_path: Path) -> No
 
 def test_a_file_without_kernels_gets_the_same_findings_as_with_every_file_parsed() -> None:
     import kernlint.frontend.prescan as prescan
-    from kernlint.api import lint_sources
+    from kernlint.pipeline.api import lint_sources
 
     sources = [("kern.py", b"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
                            b"def k(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"),
@@ -61,14 +61,14 @@ def test_a_file_without_kernels_gets_the_same_findings_as_with_every_file_parsed
     assert [f.diagnostics for f in fast.files] == [f.diagnostics for f in slow.files]
     assert [len(f.kernels) for f in fast.files] == [len(f.kernels) for f in slow.files] == [1, 0, 0, 0, 0]
     assert [p.origin for p in fast.files[0].kernels[0].points] == ["launch"]
-    from kernlint.api import parse_sources
+    from kernlint.pipeline.api import parse_sources
 
     # libcst parsed the kernel and the real launch only
     assert [p.module is not None for p in parse_sources(sources)] == [True, True, False, False, False]
 
 
 def test_a_kernel_file_is_parsed_by_cpython_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from kernlint.api import lint_sources
+    from kernlint.pipeline.api import lint_sources
 
     parsed: list[str] = []
     real = ast.parse

@@ -3,7 +3,7 @@ has the broadcast shape. A `(1, RANK)` address row loaded under a `(BLOCK_M, 1)`
 tile, so a `tl.dot` on it is not an M=1 dot (KL302 on LoRA-style kernels was wrong for this reason)."""
 from __future__ import annotations
 
-from kernlint.api import lint_source
+from kernlint.pipeline.api import lint_source
 
 _KERNEL = '''import triton
 import triton.language as tl

@@ -196,7 +196,7 @@ def test_one_lint_per_document_at_a_time_and_other_documents_are_not_held_back()
     import threading
     import time
 
-    from kernlint.api import FileResult
+    from kernlint.pipeline.api import FileResult
     from kernlint.lsp.server import KernlintServer, Linted
 
     server = KernlintServer()
@@ -232,12 +232,12 @@ def test_one_lint_per_document_at_a_time_and_other_documents_are_not_held_back()
 
 
 def test_a_lint_of_an_outdated_text_is_cancelled_between_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine stops at the next kernel once the lint's cancel event is set (kernlint/cancel.py): the set
+    """The engine stops at the next kernel once the lint's cancel event is set (kernlint/core/cancel.py): the set
     is made from inside the third kernel's analysis, so exactly three kernels are analysed."""
     import threading
 
-    from kernlint import api
-    from kernlint.cancel import LintCancelled, cancellable
+    from kernlint.pipeline import api
+    from kernlint.core.cancel import LintCancelled, cancellable
 
     root = Path(__file__).resolve().parents[1]
     text = "\n\n".join((root / "examples" / "vector_add.py").read_text().replace("vector_add_kernel", f"k{i}")
@@ -263,8 +263,8 @@ def test_the_server_cancels_the_lint_of_a_text_the_editor_moved_past() -> None:
     to the end before the new text is linted (a 700 KB document: tens of seconds each)."""
     import time
 
-    from kernlint.api import FileResult
-    from kernlint.cancel import check
+    from kernlint.pipeline.api import FileResult
+    from kernlint.core.cancel import check
     from kernlint.lsp.server import KernlintServer, Linted
 
     server = KernlintServer()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from kernlint.api import lint_source
+from kernlint.pipeline.api import lint_source
 from kernlint.lsp import actions, hover, positions
 from kernlint.rules._cases import launched_matmul
 
@@ -32,7 +32,7 @@ def test_position_inside_a_surrogate_pair_rounds_down_and_past_the_end_clamps() 
 
 
 def test_span_to_range_is_zero_based_and_clamps_lines() -> None:
-    from kernlint.diagnostic import Span
+    from kernlint.core.diagnostic import Span
 
     lines = ["a = 1", LINE]
     start, end = positions.span_to_range(Span.at("f.py", 2, 0, 2, len(LINE)), lines)

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT
 from kernlint.analysis.linear_layout import blocked, mma_accumulator, mma_warps, needs_shared_memory, scratch_elements
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 ARGS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "stride_ak": "1", "stride_bn": "1", "stride_cn": "1"}
 

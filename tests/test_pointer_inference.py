@@ -2,8 +2,8 @@
 assumed (KL101 is an error only when the element types are known)."""
 from __future__ import annotations
 
-from kernlint.api import Settings, lint_sources
-from kernlint.diagnostic import Severity
+from kernlint.pipeline.api import Settings, lint_sources
+from kernlint.core.diagnostic import Severity
 
 # An int8 GEMM (int32 accumulator) with one autotune config: BLOCK 128 x 128 x 128, 4 stages.
 # Operand buffers on sm_90: int8 4 * 16,384 (A) + 16,384 (B, N-contiguous: one buffer, see

@@ -18,7 +18,7 @@ from benchmarks import public_configs as pc
 from benchmarks import public_specs as ps
 
 from kernlint.analysis.estimate import shape_symbols  # noqa: E402
-from kernlint.api import Settings, lint_source  # noqa: E402
+from kernlint.pipeline.api import Settings, lint_source  # noqa: E402
 
 GATHER = textwrap.dedent('''
     import triton

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from conftest import ROOT, import_probe
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 FILE = ROOT / "tests/truth/reduced_streams.py"
 # (kernel, dtype, BM or BLOCK, BD, num_warps) → ptxas registers on sm_90 (sm_80 within 0-11 of these)

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths
-from kernlint.imports import Reexports
-from kernlint.module_names import package_module_name
+from kernlint.pipeline.api import Settings, lint_paths
+from kernlint.pipeline.imports import Reexports
+from kernlint.core.module_names import package_module_name
 
 SETTINGS = Settings(targets=("h100",))
 

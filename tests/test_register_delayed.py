@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from conftest import ROOT, import_probe
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 FILE = ROOT / "tests/truth/delayed_loads.py"
 ARGS = {"X": "*fp16", "Y": "*fp16", "W": "*fp32", "B": "*fp32", "N": "i32", "m": "fp32", "r": "fp32"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 from conftest import ROOT
 

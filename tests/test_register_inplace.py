@@ -9,7 +9,7 @@ from conftest import ROOT
 
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_inplace import in_place_streams
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 FILE = "tests/truth/suite_kernels/pointwise.py"
 TRUTH = ROOT / "benchmarks/truth/suite-triton-3.9.json"

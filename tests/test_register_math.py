@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kernlint.analysis.estimate import estimate
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import resolve_targets
 
 PROBE = Path(__file__).parent / "truth" / "math_calls.py"

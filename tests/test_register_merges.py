@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 FILE = ROOT / "tests/truth/suite_kernels/matmul_variants.py"
 ARGS = {"a_ptr": "*fp32", "b_ptr": "*fp32", "bias_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32",

@@ -8,7 +8,7 @@ from conftest import ROOT
 
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_elementwise import held_across_iterations
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 from benchmarks import accuracy
 

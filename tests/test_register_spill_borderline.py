@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths
-from kernlint.diagnostic import Confidence, Severity
+from kernlint.pipeline.api import Settings, lint_paths
+from kernlint.core.diagnostic import Confidence, Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = {"X": "*fp16", "Y": "*fp16", "W": "*fp32", "B": "*fp32", "Mean": "*fp32", "Rstd": "*fp32"}
@@ -62,7 +62,7 @@ def test_a_constexpr_without_a_value_is_named_in_the_finding() -> None:
     """A constexpr the launch passes from a host variable has no value here and enters the estimate as a
     run-time value (fla's rwkv7 mixing kernel: 324 registers estimated, ptxas 90-96 with `hidden_dim` known):
     the finding says so, and says nothing when every constexpr is bound."""
-    from kernlint.api import lint_source
+    from kernlint.pipeline.api import lint_source
 
     src = (ROOT / "examples/layernorm.py").read_text().replace(
         "    BLOCK_SIZE: tl.constexpr,\n", "    BLOCK_SIZE: tl.constexpr,\n    UNROLL: tl.constexpr,\n", 1)

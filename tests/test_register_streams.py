@@ -10,7 +10,7 @@ from conftest import ROOT, import_probe
 
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_streams import sunk_loads
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.ir.nodes import OpKind
 
 FILE = ROOT / "tests/truth/streamed_loads.py"

@@ -13,7 +13,7 @@ from conftest import ROOT
 
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_unaligned import unaligned_pointer_costs
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.ir.nodes import OpKind
 
 FILE = "tests/truth/suite_kernels/grouped_gemm.py"

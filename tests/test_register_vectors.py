@@ -11,7 +11,7 @@ from conftest import ROOT, import_probe
 
 from kernlint.analysis.liveness import compute_liveness
 from kernlint.analysis.register_vectors import IN_FLIGHT, stream_short_accumulated_loads
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.ir.nodes import OpKind
 
 FILE = ROOT / "tests/truth/short_accumulated_loads.py"

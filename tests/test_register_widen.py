@@ -12,7 +12,7 @@ import json
 import pytest
 from conftest import ROOT
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 INT8_FILE = "tests/truth/suite_kernels/pointwise.py"
 INT8_ARGS = {"x_ptr": "*fp16", "q_ptr": "*i8", "scale_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32",

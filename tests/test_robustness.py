@@ -78,7 +78,7 @@ def launch(x):
 
 
 def _lint(src: str):  # type: ignore[no-untyped-def]
-    from kernlint.api import lint_source
+    from kernlint.pipeline.api import lint_source
 
     result = lint_source(src, "m.py")
     assert not result.internal_errors, result.internal_errors
@@ -174,7 +174,7 @@ def test_size_limit_default_setting_and_flag(tmp_path) -> None:  # type: ignore[
     import io
 
     from kernlint.cli import main
-    from kernlint.source_files import DEFAULT_MAX_FILE_BYTES
+    from kernlint.core.source_files import DEFAULT_MAX_FILE_BYTES
 
     big = tmp_path / "big.py"
     big.write_text("x = 1\n" * (DEFAULT_MAX_FILE_BYTES // 6 + 1))   # one line over 2 MiB
@@ -192,7 +192,7 @@ def test_size_limit_default_setting_and_flag(tmp_path) -> None:  # type: ignore[
 
 
 def test_read_source_never_reads_past_the_limit(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kernlint.source_files import SourceRefused, read_source
+    from kernlint.core.source_files import SourceRefused, read_source
 
     (tmp_path / "a.py").write_bytes(b"x" * 100)
     assert read_source(str(tmp_path / "a.py"), 100) == b"x" * 100
@@ -203,14 +203,14 @@ def test_read_source_never_reads_past_the_limit(tmp_path) -> None:  # type: igno
 
 
 def test_lint_source_applies_the_size_limit() -> None:
-    from kernlint.api import lint_source
-    from kernlint.settings import Settings
+    from kernlint.pipeline.api import lint_source
+    from kernlint.pipeline.settings import Settings
 
     result = lint_source(KERNEL.format(expr="x"), "m.py", Settings(max_file_size=50))
     assert [d.code for d in result.diagnostics] == ["KL001"] and "file too large" in result.diagnostics[0].message
     # nothing is wrong with the code: the refusal is a warning (unsloth ships a 2.1 MB web-route file), while
     # a syntax error stays an error
-    from kernlint.diagnostic import Severity
+    from kernlint.core.diagnostic import Severity
     assert result.diagnostics[0].severity is Severity.WARNING
     broken = lint_source("def f(:\n", "b.py", Settings())
     assert [(d.code, d.severity) for d in broken.diagnostics] == [("KL001", Severity.ERROR)]
@@ -226,7 +226,7 @@ def test_corrupt_store_is_kl406_not_a_tool_error(tmp_path, config_json: str) -> 
     import io
 
     from kernlint.cli import main
-    from kernlint.config_store import SCHEMA
+    from kernlint.core.config_store import SCHEMA
 
     (tmp_path / "k.py").write_text(KERNEL.format(expr="x"))
     (tmp_path / "kernlint.lock.json").write_text(

@@ -6,9 +6,9 @@ import inspect
 import pytest
 
 from conftest import expected_markers
-from kernlint.api import Settings, lint_source
-from kernlint.registry import all_rules
-from kernlint.rule import REQUIRED_SECTIONS
+from kernlint.pipeline.api import Settings, lint_source
+from kernlint.pipeline.registry import all_rules
+from kernlint.pipeline.rule import REQUIRED_SECTIONS
 
 CASES = [(rule, kind, i, case) for rule in all_rules()
          for kind, cases in (("VALID", rule.VALID), ("INVALID", rule.INVALID)) for i, case in enumerate(cases)]
@@ -51,7 +51,7 @@ def test_kl303_names_the_expression_and_every_kernel_once() -> None:
     product inlined from one helper into two kernels is one finding naming both."""
     from rules.int32_offset_overflow import _HELPER
 
-    from kernlint.api import Settings, lint_source
+    from kernlint.pipeline.api import Settings, lint_source
     found = [d for d in lint_source(_HELPER, "helper.py", Settings()).files[0].diagnostics if d.code == "KL303"]
     assert len(found) == 1
     assert "`tl.program_id(1) * stride`" in found[0].message

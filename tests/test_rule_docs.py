@@ -6,7 +6,7 @@ import io
 from conftest import ROOT
 
 from kernlint.cli import main
-from kernlint.registry import all_rules
+from kernlint.pipeline.registry import all_rules
 from kernlint.report.rule_docs import rule_doc
 
 DOCS = ROOT / "docs" / "rules.md"

@@ -1,9 +1,9 @@
 """Where a finding's span points: the expression its message names, also when that expression spans lines
-(`Rule.diagnostic(code=...)`, kernlint/rule.py `locate_code`)."""
+(`Rule.diagnostic(code=...)`, kernlint/pipeline/rule.py `locate_code`)."""
 from __future__ import annotations
 
-from kernlint.api import Settings, lint_source
-from kernlint.rule import locate_code
+from kernlint.pipeline.api import Settings, lint_source
+from kernlint.pipeline.rule import locate_code
 
 KERNEL = '''import triton
 import triton.language as tl

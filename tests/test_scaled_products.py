@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 KERNEL = '''
 import triton

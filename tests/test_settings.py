@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernlint.cli import main
-from kernlint.settings import Overrides, Resolver, Settings
+from kernlint.pipeline.settings import Overrides, Resolver, Settings
 
 BAD_BLOCK = '''import triton
 import triton.language as tl

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 
 def _estimates(tmp_path: Path, source: str, configs: list[dict[str, int]], args: dict[str, str]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 KERNELS = '''import triton
 import triton.language as tl

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import ROOT
 from kernlint.analysis.linear_layout import blocked, needs_shared_memory, scratch_elements, slice_of
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 
 def _vec(n: int, per_thread: int, warps: int):  # type: ignore[no-untyped-def]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 PROBE = Path(__file__).parent / "truth" / "expanded_row.py"
 # (BLOCK_M, BLOCK_N) -> Triton 3.9 sm_90 shared bytes: BLOCK_M fp32 values (tl.max reduces fp16 in fp32)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 KERNEL = '''import triton
 import triton.language as tl

@@ -15,7 +15,7 @@ from kernlint.analysis.smem_reduce import (
     reshaped_layout,
     scan_scratch_bytes,
 )
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 
 def _triple(layout: Layout) -> tuple[list[int], list[int], list[int]]:

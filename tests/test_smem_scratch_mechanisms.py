@@ -23,7 +23,7 @@ import pytest
 
 from kernlint.analysis import layout_ops
 from kernlint.analysis.linear_layout import blocked
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 PROBES = '''
 import triton

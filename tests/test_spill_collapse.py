@@ -115,7 +115,7 @@ def test_sixteen_warp_mma_sync_dot_kernels_collapse_far_over_their_budget() -> N
 def test_maxnreg_is_kept_however_far_over() -> None:
     # measured (Triton 3.9): vector_add BLOCK 65536, 4 warps, maxnreg=128 -> ptxas 128 registers and ~6.3 KB of
     # spill stores on sm_80 and sm_90 (the same launch without maxnreg collapses to 32): .maxnreg is a hard target
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
     config = {"BLOCK_SIZE": 65536, "num_warps": 4, "maxnreg": 128}
     result = lint_paths([str(ROOT / "examples/vector_add.py")],
                         Settings(targets=("a100", "h100"), cli_configs=(config,),

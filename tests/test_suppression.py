@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_source
+from kernlint.pipeline.api import Settings, lint_source
 from kernlint.cli import main
-from kernlint.suppression import comment_lines
+from kernlint.pipeline.suppression import comment_lines
 
 KERNEL = '''import triton
 import triton.language as tl

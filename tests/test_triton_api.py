@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from conftest import ROOT
-from kernlint.api import Settings, lint_source
+from kernlint.pipeline.api import Settings, lint_source
 from kernlint.frontend.triton_api import PACKAGE, TABLE, load, release_error, release_key
-from kernlint.registry import rule_by_code
-from kernlint.settings import SettingsError, parse_table
+from kernlint.pipeline.registry import rule_by_code
+from kernlint.pipeline.settings import SettingsError, parse_table
 
 RAW = json.loads(TABLE.read_text(encoding="utf-8"))
 API_CODES = ("KL310", "KL311", "KL312", "KL313")

@@ -16,7 +16,7 @@ from conftest import ROOT
 
 from benchmarks import accuracy
 
-from kernlint.api import Settings, lint_paths  # noqa: E402
+from kernlint.pipeline.api import Settings, lint_paths  # noqa: E402
 
 MM = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "stride_ak": "1", "stride_bn": "1", "stride_cn": "1"}
 # (target, BM, BN, BK, warps, stages, ptxas registers, Triton metadata.shared) — triton_truth.md, matmul rows.

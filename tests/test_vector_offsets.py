@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import ROOT, import_probe
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 
 FILE = ROOT / "tests/truth/vector_offsets.py"
 ARGS = {"X": "*fp16", "S": "*fp16", "Y": "*fp16", "M": "i32", "N": "i32"}

@@ -47,7 +47,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert len(wheels) == 1, wheels
     names = zipfile.ZipFile(wheels[0]).namelist()
     # the rules ship as kernlint.rules, with the package data rules read
-    assert "kernlint/rules/shared_memory_overflow.py" in names and "kernlint/cli.py" in names
+    assert "kernlint/rules/shared_memory_overflow.py" in names and "kernlint/cli/commands.py" in names
     assert not any(n.startswith(("tests/", "benchmarks/", "examples/")) for n in names)
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

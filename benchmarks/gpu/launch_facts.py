@@ -31,7 +31,7 @@ def analysed_kernels() -> dict[str, Any]:
     """Benchmark kernel name → kernlint's analysis of it, linted with that kernel's LAUNCH_ARGS."""
     from gpu_configs import KERNELS  # type: ignore[import-not-found]
 
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
     out: dict[str, Any] = {}
     for name, (file, kname, _) in KERNELS.items():
         res = lint_paths([str(ROOT / file)], Settings(targets=("h200",), arg_types=LAUNCH_ARGS.get(name, {})))

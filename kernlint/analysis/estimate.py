@@ -11,7 +11,7 @@ from kernlint.analysis.placement import DotPlacement, place_dots
 from kernlint.analysis.passes import validate_disabled
 from kernlint.analysis.registers import REGISTER_PASSES, RegisterEstimate, estimate_registers
 from kernlint.analysis.smem import SMEM_PASSES, SmemEstimate, estimate_smem
-from kernlint.diagnostic import Confidence
+from kernlint.core.diagnostic import Confidence
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR, OpKind
 

@@ -1,6 +1,6 @@
 """The `kernlint calibrate` subcommand: options here, the work in session.py, the output in table.py.
 
-Imported by kernlint/cli.py when it builds its parser, so this module imports only argparse at top level.
+Imported by kernlint/cli/commands.py when it builds its parser, so this module imports only argparse at top level.
 """
 from __future__ import annotations
 

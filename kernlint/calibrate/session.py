@@ -132,7 +132,7 @@ def prepare(kernel_spec: str, targets: tuple[str, ...] = ("h100",), configs: tup
             sweep: bool = False, args: dict[str, str] | None = None, max_configs: int = 48,
             ) -> tuple[Calibration, list[tuple[Row, dict[str, Any] | None]]]:
     """Everything before compiling: scratch module, signature, configs, estimates, compile requests."""
-    from kernlint.api import Settings, lint_sources
+    from kernlint.pipeline.api import Settings, lint_sources
 
     path, _, name = kernel_spec.partition("::")
     tree, pm = source_tree_for(path)

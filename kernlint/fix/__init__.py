@@ -18,14 +18,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kernlint import atomic_io
-from kernlint.results import content_digest
-from kernlint.text_lines import source_lines
+from kernlint.core import atomic_io
+from kernlint.pipeline.results import content_digest
+from kernlint.core.text_lines import source_lines
 from kernlint.fix.codemod import Edit, FixError, apply_edits
 
 if TYPE_CHECKING:
-    from kernlint.results import FileResult, LintResult
-    from kernlint.rule import KernelAnalysis
+    from kernlint.pipeline.results import FileResult, LintResult
+    from kernlint.pipeline.rule import KernelAnalysis
 
 __all__ = ["Edit", "FileFix", "FixError", "fix_result", "plan_file", "unified_diff", "write_atomic"]
 

@@ -328,7 +328,7 @@ def api_misuses(jits: Sequence[JitFunction], names: NameResolver, api: TritonApi
 
 
 def misuse_order(m: ApiMisuse) -> tuple[int, str, str, str]:
-    """The order findings are listed in (kernlint.incremental merges per-function scans in it)."""
+    """The order findings are listed in (kernlint.pipeline.incremental merges per-function scans in it)."""
     return (m.line, m.code, m.problem.value, m.keyword or "")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import libcst as cst
 
 from kernlint.frontend.facts import JitFunction, Param
-from kernlint.module_names import package_module_name
+from kernlint.core.module_names import package_module_name
 from kernlint.frontend.names import NameResolver
 from kernlint.frontend.static_eval import StaticEvaluator
 from kernlint.ir.symbolic import Unknown

@@ -18,8 +18,8 @@ from kernlint.frontend.names import NameResolver
 from kernlint.frontend.static_eval import ConfigLiteral, StaticEvaluator
 from kernlint.frontend.walk import iter_nodes, iter_visit
 from kernlint.ir.symbolic import Unknown
-from kernlint.module_names import module_name_for  # re-exported: other modules import it from here
-from kernlint.module_names import package_module_name
+from kernlint.core.module_names import module_name_for  # re-exported: other modules import it from here
+from kernlint.core.module_names import package_module_name
 
 JIT_NAMES = ("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit")
 AUTOTUNE_NAMES = ("triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune")
@@ -162,7 +162,7 @@ class _Collector:
         if not callee_names:
             return
         # Local kernels resolve to their in-module qualname ("kern", "outer.<locals>.kern" → "outer.kern"),
-        # imported ones to their absolute name; `kernlint.api` links either form to the JitFunction.
+        # imported ones to their absolute name; `kernlint.pipeline.api` links either form to the JitFunction.
         callee = sorted(callee_names)[0].replace(".<locals>", "")
         env = self.host_locals[-1].get() if self.host_locals else {}
         kwargs = {a.keyword.value: self.ev.evaluate(a.value, env) for a in call.args if a.keyword is not None}
@@ -470,7 +470,7 @@ def _walk_statements(body: cst.BaseSuite) -> list[cst.CSTNode]:
 def collect_module_facts(path: str, module: cst.Module, package: str | None = None,
                          text: str | None = None,
                          reexports: Callable[[str], str] | None = None) -> tuple[ModuleFacts, NameResolver]:
-    """`reexports` maps an imported name to what the module it comes from bound it to (kernlint.imports:
+    """`reexports` maps an imported name to what the module it comes from bound it to (kernlint.pipeline.imports:
     `from pkg.triton_utils import triton` is triton itself); without it imports are taken as written."""
     module_name = package_module_name(path)
     if package is None:

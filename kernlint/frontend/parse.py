@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kernlint.deep_stack import run_deep
+from kernlint.core.deep_stack import run_deep
 
-from kernlint.source_files import DEFAULT_MAX_FILE_BYTES, too_large
+from kernlint.core.source_files import DEFAULT_MAX_FILE_BYTES, too_large
 
 # libcst is imported by `parse_text` only: decoding and the syntax checks run for every file, and a file
 # without kernels never needs libcst (its import is most of a cold `kernlint check`; docs/performance.md)
@@ -37,7 +37,7 @@ class ParsedSource:
 
 
 def decode_source(data: bytes, limit: int | None = DEFAULT_MAX_FILE_BYTES) -> str | ParseFailure:
-    """`limit` None: the caller already applied the configured size limit (kernlint.source_files)."""
+    """`limit` None: the caller already applied the configured size limit (kernlint.core.source_files)."""
     if limit is not None and len(data) > limit:
         return ParseFailure(too_large(len(data), limit))
     nul = data.find(b"\x00")
@@ -86,7 +86,7 @@ def _bracket_depth(text: str) -> tuple[int, int]:
 # Syntax-tree depth CPython accepts: at its default recursion limit (1,000) CPython 3.11 parses a 2,986-term
 # sum or a 2,984-branch `elif` chain, both 2,989 deep as `_ast_peak` counts, and rejects one term more
 # ("maximum recursion depth exceeded during ast construction"). Files within it are linted on a deep-stack
-# thread (kernlint.deep_stack), whose raised recursion limit would let `ast.parse` accept deeper trees:
+# thread (kernlint.core.deep_stack), whose raised recursion limit would let `ast.parse` accept deeper trees:
 # this constant keeps the rule "what CPython accepts" whatever the limit. libcst's native parser
 # segfaulted on an 8,000-term chain, far above it.
 MAX_AST_DEPTH = 2_989

@@ -17,7 +17,7 @@ from libcst.metadata import CodePosition, CodeRange
 
 from kernlint.frontend.parse import ast_nodes, parse_ast
 from kernlint.frontend.walk import iter_nodes
-from kernlint.text_lines import source_lines
+from kernlint.core.text_lines import source_lines
 
 # libcst node type → the ast node types that correspond one to one, in source order.
 _PAIRS: tuple[tuple[type[cst.CSTNode], tuple[type[ast.AST], ...]], ...] = (

@@ -10,7 +10,7 @@ site or call of a jit function, so nothing reads its syntax tree: the linter che
 Re-exported names (`from mypkg.compat import triton`, `tl` from a project module) need no import test:
 the decorator or launch that uses them still says `jit` or `[grid](`. A helper-only module (jit helpers
 another file inlines) says `jit` too; a module of constants or configs that another file reads is
-resolved on demand from that file (kernlint.imports), not from this file's facts.
+resolved on demand from that file (kernlint.pipeline.imports), not from this file's facts.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import ast
 import re
 
 from kernlint.frontend.facts import ModuleFacts
-from kernlint.module_names import package_module_name
+from kernlint.core.module_names import package_module_name
 
 # The comment branch ends at the end of its line (the lookahead) so the pattern cannot backtrack exponentially.
 _LAUNCH_SYNTAX = re.compile(r"\]\s*(?:(?:#[^\r\n]*(?=[\r\n])|\\(?:\r\n|\r|\n))\s*)*\(")

@@ -20,9 +20,9 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kernlint.analysis.estimate import KernelEstimate, estimate
-from kernlint.api import NOQA
-from kernlint.suppression import noqa_codes
-from kernlint.rule import KernelAnalysis
+from kernlint.pipeline.api import NOQA
+from kernlint.pipeline.suppression import noqa_codes
+from kernlint.pipeline.rule import KernelAnalysis
 
 SMEM_CODES = ("KL101", "KL401")
 SPILL_CODES = ("KL201",)

@@ -6,7 +6,7 @@ or launch line shows only the configs that line defines, so the table answers "w
 from __future__ import annotations
 
 from kernlint.analysis.estimate import KernelEstimate
-from kernlint.rule import KernelAnalysis
+from kernlint.pipeline.rule import KernelAnalysis
 
 _HEADER = ("config", "target", "registers / budget", "spill", "shared memory", "tmem", "CTAs/SM", "occupancy",
            "limiter")

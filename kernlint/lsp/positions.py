@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernlint.diagnostic import Span
+from kernlint.core.diagnostic import Span
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 

@@ -28,10 +28,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from kernlint import __version__
-from kernlint.api import FileResult, Settings, lint_source
-from kernlint.cancel import LintCancelled, cancellable
-from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
-from kernlint.incremental import KernelMemo, reusing
+from kernlint.pipeline.api import FileResult, Settings, lint_source
+from kernlint.core.cancel import LintCancelled, cancellable
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.pipeline.incremental import KernelMemo, reusing
 from kernlint.lsp import actions, hover, positions
 from kernlint.lsp.protocol import KernlintProtocol
 
@@ -60,7 +60,7 @@ class Linted:
 
 def document_name(path: str, root: str) -> tuple[str, str]:
     """(path to lint the document as, directory that path is relative to): root-relative under the project
-    root, else the absolute path (its relative imports still resolve: kernlint/imports.py)."""
+    root, else the absolute path (its relative imports still resolve: kernlint/pipeline/imports.py)."""
     root = os.path.abspath(root or ".")
     absolute = os.path.abspath(path)
     if absolute.startswith(root.rstrip(os.sep) + os.sep):
@@ -69,12 +69,12 @@ def document_name(path: str, root: str) -> tuple[str, str]:
 
 
 def load_settings(path: str | None) -> Settings:
-    """Settings for a document: the nearest pyproject.toml with `[tool.kernlint]` (kernlint.settings), as
+    """Settings for a document: the nearest pyproject.toml with `[tool.kernlint]` (kernlint.pipeline.settings), as
     `kernlint check` would resolve them for that file. Untitled buffers get the defaults."""
     if path is None:
         return Settings()
     try:
-        from kernlint.settings import Resolver
+        from kernlint.pipeline.settings import Resolver
     except ImportError:   # a kernlint without [tool.kernlint] support
         return Settings()
     try:
@@ -94,11 +94,11 @@ class KernlintServer(LanguageServer):
         self.linted: dict[str, Linted] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._running: dict[str, asyncio.Future[Linted | None]] = {}   # the lint in flight per document
-        # its cancel event and the text it lints: set when a newer text is asked for (kernlint/cancel.py)
+        # its cancel event and the text it lints: set when a newer text is asked for (kernlint/core/cancel.py)
         self._cancel: dict[str, tuple[threading.Event, tuple[str, int | None]]] = {}
         self._settings: dict[str, Settings] = {}     # per directory of a linted file
         # per document: the kernel analyses of its last lint, reused by the next where their inputs are the
-        # same (kernlint/incremental.py); dropped when files on disk may have changed (save, watched files)
+        # same (kernlint/pipeline/incremental.py); dropped when files on disk may have changed (save, watched files)
         self._memos: dict[str, KernelMemo] = {}
         # two lint threads: a long lint (a 720 KB document takes ~10 s) no longer holds back the next document's
         # diagnostics and hovers (measured 10.2 s -> see tests/test_lsp.py); lint_text is a pure function of
@@ -194,7 +194,7 @@ class KernlintServer(LanguageServer):
         if running is not None:
             event, running_doc = self._cancel[uri]
             if running_doc != doc:
-                event.set()   # its text is outdated: it stops at the next kernel (kernlint/cancel.py)
+                event.set()   # its text is outdated: it stops at the next kernel (kernlint/core/cancel.py)
             try:
                 done = await asyncio.shield(running)
             except Exception:   # that lint's failure is reported by its own caller

@@ -1,7 +1,7 @@
 """Config recommendations: search the space with the estimate model, rank by an explainable time model.
 
 Lazy exports: importing the package stays cheap (`kernlint.recommend.cli` loads the search only when asked).
-The config store's format is `kernlint.config_store`, shared with the shim, which never imports this package.
+The config store's format is `kernlint.core.config_store`, shared with the shim, which never imports this package.
 """
 from __future__ import annotations
 

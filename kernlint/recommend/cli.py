@@ -9,7 +9,7 @@ import io
 import sys
 from typing import Any, TextIO
 
-from kernlint.config_store import Entry, def_text, kernel_id, write_store
+from kernlint.core.config_store import Entry, def_text, kernel_id, write_store
 
 
 def add_parser(sub: Any) -> None:
@@ -157,7 +157,7 @@ def analysis_arg_types(specs: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from kernlint import __version__
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
     from kernlint.hardware.specs import resolve_targets
 
     import sys

@@ -71,9 +71,9 @@ class HelionTarget:
 def load_kernel(path: str, qualname: str, arg_types: Mapping[str, str] | None = None) -> HelionTarget:
     import os
 
-    from kernlint.helion_pipeline import analyse_helion_file
+    from kernlint.pipeline.helion import analyse_helion_file
     from kernlint.recommend.cli import kernel_source
-    from kernlint.settings import Settings
+    from kernlint.pipeline.settings import Settings
     rel = os.path.relpath(path)
     path = rel if not rel.startswith("..") else path   # module names like the CLI's (paths from the cwd)
     with open(path, encoding="utf-8") as fh:
@@ -159,7 +159,7 @@ def _callee(call: ast.Call) -> str | None:
 # ------------------------------------------------------------------------------------------------ estimate
 def point(target: HelionTarget, config: Mapping[str, Any], extents: Mapping[str, Any], origin: str = "cli") -> Any:
     from kernlint.frontend.helion import HelionConfig
-    from kernlint.helion_pipeline import point_for
+    from kernlint.pipeline.helion import point_for
     known = {k: v for k, v in extents.items() if k in target.ir.extents}
     return point_for(target.kernel, target.ir, HelionConfig(dict(config), target.kernel.decorator_line),
                      known, origin)

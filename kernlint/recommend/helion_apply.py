@@ -11,7 +11,7 @@ from kernlint.recommend.helion import (
 
 # ------------------------------------------------------------------------------------------------ store
 def kernel_id_for(target: HelionTarget) -> str:
-    from kernlint.config_store import kernel_id
+    from kernlint.core.config_store import kernel_id
     return kernel_id(target.kernel.module, target.kernel.qualname, target.source)
 
 
@@ -32,7 +32,7 @@ def write_entries(path: str, entries: list[Any], merge: bool = True) -> None:
     import os
 
     from kernlint import __version__
-    from kernlint.config_store import read_store, write_store
+    from kernlint.core.config_store import read_store, write_store
     old = read_store(path) if merge and os.path.exists(path) else []
     keys = {(e.kernel, e.target, e.bucket) for e in entries}
     write_store(path, [e for e in old if (e.kernel, e.target, e.bucket) not in keys] + list(entries),

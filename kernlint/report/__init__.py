@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 from collections.abc import Callable
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
-from kernlint.text_lines import source_lines
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.core.text_lines import source_lines
 
 if TYPE_CHECKING:
-    from kernlint.results import FileResult, LintResult
+    from kernlint.pipeline.results import FileResult, LintResult
 
 # format name → "module:function" in this package; every function takes (result, out, ctx)
 _RENDERERS = {
@@ -74,7 +74,7 @@ class ReportContext:
         """The file's lines, whole and unaltered (none for a binary file): positions are converted on these
         (rdjson's UTF-8 byte columns), never on the excerpts, which are cut and have characters replaced."""
         if path not in self._lines:
-            from kernlint.source_files import read_source
+            from kernlint.core.source_files import read_source
 
             # a FIFO or /dev/zero reported as KL001 must not be read here either (read_source refuses them)
             got = read_source(path, 64 * 1024 * 1024)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from kernlint.results import LintResult
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.pipeline.results import LintResult
+from kernlint.core.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -13,8 +13,8 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
-from kernlint.results import LintResult
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.pipeline.results import LintResult
+from kernlint.core.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, findings
 
 # error: the kernel will not compile or computes wrong results; warning: wastes the hardware

@@ -10,8 +10,8 @@ import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kernlint import __version__
-from kernlint.results import LintResult
-from kernlint.diagnostic import Diagnostic
+from kernlint.pipeline.results import LintResult
+from kernlint.core.diagnostic import Diagnostic
 from kernlint.report import ReportContext
 
 if TYPE_CHECKING:   # an annotation: a run over files without kernels never imports the engine (or libcst)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from kernlint.results import LintResult
+from kernlint.pipeline.results import LintResult
 from kernlint.report import ReportContext, findings
 from kernlint.report.json_format import diagnostic_json
 

@@ -19,8 +19,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from typing import TextIO
 
-from kernlint.results import FileResult, LintResult
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.pipeline.results import FileResult, LintResult
+from kernlint.core.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext
 
 # Everything outside XML 1.0 §2.2 `Char`: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]

@@ -13,8 +13,8 @@ import re
 from collections import Counter
 from typing import TextIO
 
-from kernlint.results import LintResult
-from kernlint.diagnostic import Severity
+from kernlint.pipeline.results import LintResult
+from kernlint.core.diagnostic import Severity
 from kernlint.report import ReportContext, kernel_count, tool_errors
 
 MAX_ROWS = 200  # GitHub caps a step summary at 1 MiB; a long table is unreadable well before that

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from kernlint.results import LintResult
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.pipeline.results import LintResult
+from kernlint.core.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, findings
 
 SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}

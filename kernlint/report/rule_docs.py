@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kernlint.rule import Case, Rule
+from kernlint.pipeline.rule import Case, Rule
 
 _EXPECT = re.compile(r"#\s*expect:\s*(KL\d{3}(?:\s*,\s*KL\d{3})*)")
 DEFAULT_TARGETS = ("h100",)

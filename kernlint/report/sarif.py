@@ -16,11 +16,11 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from kernlint import __version__
-from kernlint.results import LintResult
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.pipeline.results import LintResult
+from kernlint.core.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, tool_errors
 from kernlint.report.rule_docs import INTERNAL_ERROR_DOC, INTERNAL_ERROR_SUMMARY, rule_doc
-from kernlint.rule import Rule
+from kernlint.pipeline.rule import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -96,7 +96,7 @@ def result_json(d: Diagnostic, ctx: ReportContext, index: dict[str, int]) -> dic
 
 def sarif_log(result: LintResult, ctx: ReportContext, rules: tuple[type[Rule], ...] | None = None) -> dict[str, Any]:
     if rules is None:
-        from kernlint.registry import all_rules
+        from kernlint.pipeline.registry import all_rules
 
         rules = all_rules()
     driver: dict[str, Any] = {"name": "kernlint", "version": __version__, "semanticVersion": __version__}

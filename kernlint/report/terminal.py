@@ -11,10 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from kernlint.analysis.spill_band import BORDERLINE_PRESSURE
-from kernlint.results import LintResult
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.pipeline.results import LintResult
+from kernlint.core.diagnostic import Diagnostic, Severity
 from kernlint.report import ReportContext, tool_errors
-from kernlint.rule import KernelAnalysis
+from kernlint.pipeline.rule import KernelAnalysis
 
 # below this many columns the config labels (often 70+ characters) move above the table as numbered lines
 _WIDE_EXPLAIN = 160
@@ -74,7 +74,7 @@ def _summary(result: LintResult, console: Console) -> None:
         console.print(Text(f"error: {err}", style="bold red"))
     diags = result.diagnostics
     kernels, estimates = result.kernel_count, result.estimate_count  # also right for cached results
-    # Path errors are written to stderr by the CLI (check_cmd.lint), so they are counted here, not repeated.
+    # Path errors are written to stderr by the CLI (kernlint.cli.check.lint), so they are counted here, not repeated.
     errors = len(tool_errors(result))
     if not diags and errors:   # exit status 2: a file or path went unchecked, so nothing "passed"
         console.print(Text(f"No findings in {len(result.files)} file(s), but {errors} error(s) kept kernlint from "

@@ -31,7 +31,7 @@ import logging
 import os
 
 from kernlint.hardware.specs import UnknownTarget
-from kernlint.config_store import StoreError, read_store
+from kernlint.core.config_store import StoreError, read_store
 from kernlint.shim import runtime
 from kernlint.shim.identity import kernel_source
 from kernlint.shim.runtime import LAUNCH_OPTIONS, Shim

@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernlint.config_store import qualname_key
+from kernlint.core.config_store import qualname_key
 
 log = logging.getLogger("kernlint.shim.helion")
 
 
 def _matches(e: Any, fn: Any) -> str | None:
     """'ok', 'stale' or None (not this kernel): module/qualname like the Triton shim, then the source hash."""
-    from kernlint.config_store import same_module, source_hash, split_id
+    from kernlint.core.config_store import same_module, source_hash, split_id
     from kernlint.shim.identity import kernel_source, module_ids, qualname_of
     emod, qual, digest = split_id(e.kernel)
     if qualname_key(qual) != qualname_of(fn) or not any(same_module(emod, m) for m in module_ids(fn)):
@@ -83,7 +83,7 @@ def apply(kernel: Any, store_path: str, target: str | None = None, mode: str = "
     import helion
 
     from kernlint.hardware.specs import resolve_target
-    from kernlint.config_store import read_store
+    from kernlint.core.config_store import read_store
     from kernlint.shim.target import describe_target
     if mode not in ("replace", "seed"):
         raise ValueError(f"mode must be 'replace' or 'seed', not {mode!r}")

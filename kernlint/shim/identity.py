@@ -11,8 +11,8 @@ import sys
 import textwrap
 from typing import Any
 
-from kernlint.module_names import module_name_for
-from kernlint.config_store import def_text, qualname_key
+from kernlint.core.module_names import module_name_for
+from kernlint.core.config_store import def_text, qualname_key
 
 _MAX_LAYERS = 32     # longer than any real decorator stack; a cycle of `.fn` must not hang a launch
 

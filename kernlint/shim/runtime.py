@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernlint.hardware.specs import resolve_target
-from kernlint.config_store import Entry, qualname_key, same_module, source_hash, split_id
+from kernlint.core.config_store import Entry, qualname_key, same_module, source_hash, split_id
 from kernlint.shim.author_space import outside_authors
 from kernlint.shim.identity import kernel_source, module_ids, qualname_of, unwrap
 from kernlint.shim.target import describe_target

@@ -232,7 +232,7 @@ def test_the_verify_child_still_runs_a_benign_kernel(tmp_path: Path) -> None:
 def test_verify_runs_no_payload(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every vector through `recommend --verify`'s own path: the request is built from the linted kernel (the
     scratch module, refused where the body reaches Python) and, where it is built, run in the isolated child."""
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
     from kernlint.recommend.verify import NotVerifiable, _run_runs, build_request
 
     files, may_compile = VECTORS[name]

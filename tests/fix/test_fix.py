@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.cli import main
-from kernlint.diagnostic import Severity
+from kernlint.core.diagnostic import Severity
 from kernlint.fix import codemod
 
 CASES = Path(__file__).parent / "cases"
@@ -253,7 +253,7 @@ def test_a_file_changed_between_lint_and_fix_is_not_edited(tmp_path: Path, monke
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     """Edits name lines and columns of the linted text: a line inserted above after the lint shifted them, and
     --fix deleted the feasible triton.Config, kept the infeasible one and printed "Fixed 1 finding"."""
-    import kernlint.check_cmd as check_cmd
+    import kernlint.cli.check as check_cmd
 
     path = _copy(tmp_path, "decorator_list")
     before = path.read_bytes()
@@ -279,7 +279,7 @@ def test_a_file_changed_between_lint_and_fix_is_not_edited(tmp_path: Path, monke
 
 
 def test_add_noqa_refuses_a_file_changed_since_the_lint(tmp_path: Path) -> None:
-    from kernlint.add_noqa import add_noqa
+    from kernlint.cli.add_noqa import add_noqa
 
     path = _copy(tmp_path, "decorator_list")
     result = lint_paths([str(path)], Settings())

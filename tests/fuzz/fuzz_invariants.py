@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from kernlint.api import LintResult, Settings, lint_source, lint_sources
+from kernlint.pipeline.api import LintResult, Settings, lint_source, lint_sources
 
 # Fields that hold inputs (the GPU table, the config) rather than computed numbers.
 _SKIP_FIELDS = {"target", "config", "op"}

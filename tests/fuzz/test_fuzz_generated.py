@@ -13,7 +13,7 @@ from fuzz_invariants import lint_checked, monotonic_violations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernlint.api import Settings
+from kernlint.pipeline.api import Settings
 
 SCALE = float(os.environ.get("KERNLINT_FUZZ_EXAMPLES", "1"))
 # derandomize: CI sees the same cases every run (no flaky reds); the benchmark explores new seeds.

@@ -10,7 +10,7 @@ from fuzz_mutations import EXAMPLES, MUTATIONS, example_texts, mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernlint.api import Settings
+from kernlint.pipeline.api import Settings
 
 SCALE = float(os.environ.get("KERNLINT_FUZZ_EXAMPLES", "1"))
 TEXTS = example_texts()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import lint_paths
+from kernlint.pipeline.api import lint_paths
 from kernlint.cli import main
 
 KERNEL = '''

@@ -9,7 +9,7 @@ import pytest
 from fuzz_invariants import crash_violations
 from fuzz_invariants import estimate_violations
 
-from kernlint.api import Settings, lint_source, lint_sources
+from kernlint.pipeline.api import Settings, lint_source, lint_sources
 
 HEAD = "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n"
 
@@ -28,7 +28,7 @@ def test_long_operator_chain_is_a_parse_error_not_a_crash(terms: int) -> None:
 @pytest.mark.parametrize("terms", [325, 1_000, 2_986])
 def test_chains_cpython_accepts_are_linted(terms: int) -> None:
     # 325 terms hit RecursionError in libcst's visitors, and any tree deeper than 100 was refused as KL001;
-    # CPython accepts up to 2,986 terms, and so does kernlint now (kernlint.deep_stack).
+    # CPython accepts up to 2,986 terms, and so does kernlint now (kernlint.core.deep_stack).
     import ast
     src = HEAD + "    y = " + " + ".join(["x_ptr"] * terms) + "\n    tl.store(x_ptr, y)\n"
     ast.parse(src)   # what CPython accepts

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from conftest import ROOT
-from kernlint.api import Settings, lint_paths, lint_source
+from kernlint.pipeline.api import Settings, lint_paths, lint_source
 from kernlint.frontend.helion import HelionKernel
 from kernlint.ir.helion_types import HelionIR
 from kernlint.ir.nodes import OpKind

@@ -21,7 +21,7 @@ from kernlint.recommend.helion import (
     recommend,
     write_entries,
 )
-from kernlint.config_store import read_store
+from kernlint.core.config_store import read_store
 
 MATMUL = str(ROOT / "examples" / "helion_matmul.py")
 RMS = str(ROOT / "examples" / "helion_rms_norm.py")
@@ -140,7 +140,7 @@ def test_apply_imports_helion_lazily() -> None:
 
 
 def test_unsafe_fix_pins_the_recommendation_in_the_decorator(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kernlint.api import Settings, lint_source
+    from kernlint.pipeline.api import Settings, lint_source
     from kernlint.recommend.helion import fix_source
     t = load_kernel(MATMUL, "helion_matmul_tuned")
     rec = recommend(t, resolve_target("h100"), SQUARE, top_k=1)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend import core, ranking
 

@@ -16,7 +16,7 @@ from kernlint.recommend import ranking
 from kernlint.recommend.cli import match_shape_names, store_entry
 from kernlint.recommend.core import Recommendation
 from kernlint.shim.helion import bucket_of, find_entry
-from kernlint.config_store import Entry, read_store, write_store
+from kernlint.core.config_store import Entry, read_store, write_store
 from kernlint.shim.runtime import _Plan
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.recommend.core import bucket_env
 from kernlint.recommend.model import access_wavefronts, kernel_work
 from kernlint.frontend.host_facts import read_kernel_source

@@ -6,10 +6,10 @@ import pytest
 import json
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend.core import recommend
-from kernlint.config_store import read_store, stale_entries, split_id
+from kernlint.core.config_store import read_store, stale_entries, split_id
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +143,7 @@ def test_jit_helpers_that_return_values_get_no_entry(tmp_path: Path) -> None:
     # a device function unless something launches it: not a kernel, so nothing is searched.
     import io
 
-    from kernlint.api import Settings, lint_paths
+    from kernlint.pipeline.api import Settings, lint_paths
     from kernlint.cli import main
     buf = io.StringIO()
     out = tmp_path / "lock.json"

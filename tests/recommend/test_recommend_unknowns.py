@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.api import Settings, lint_paths, lint_source
+from kernlint.pipeline.api import Settings, lint_paths, lint_source
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend.core import ASSUMED_OUTPUT_BYTES, recommend
 

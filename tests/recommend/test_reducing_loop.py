@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend import model
 from kernlint.recommend.core import _evaluate, bucket_env, learn_space

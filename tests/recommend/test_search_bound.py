@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend import core
 from kernlint.recommend import cli as recommend_cli

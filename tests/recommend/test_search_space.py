@@ -9,7 +9,7 @@ import pytest
 
 from kernlint.analysis.configs import ConfigPoint
 from kernlint.analysis.estimate import estimate
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend import core
 from kernlint.frontend.host_facts import read_kernel_source

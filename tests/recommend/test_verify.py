@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.api import Settings, lint_paths
+from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import SPECS
 from kernlint.recommend.core import recommend
-from kernlint.config_store import Entry, read_store, write_store
+from kernlint.core.config_store import Entry, read_store, write_store
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from kernlint.api import FileResult, LintResult
+from kernlint.pipeline.api import FileResult, LintResult
 from kernlint.cli import main
-from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.report import FORMATS, ReportContext, render
 
 FIXTURES = "tests/report/fixtures"
@@ -204,7 +204,7 @@ def test_closed_pipe_exits_quietly_in_other_commands(argv: list[str]) -> None:
 # 7. GitLab categories -----------------------------------------------------------------------------------
 
 def test_gitlab_categories_follow_the_rule() -> None:
-    from kernlint.registry import all_rules
+    from kernlint.pipeline.registry import all_rules
     from kernlint.report.gitlab import CATEGORY
 
     allowed = {"Bug Risk", "Clarity", "Compatibility", "Complexity", "Duplication", "Performance", "Security", "Style"}

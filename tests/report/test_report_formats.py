@@ -10,9 +10,9 @@ import pytest
 from conftest import ROOT, expected_markers
 from snapshot import assert_snapshot
 
-from kernlint.api import LintResult, lint_paths, Settings
+from kernlint.pipeline.api import LintResult, lint_paths, Settings
 from kernlint.cli import main
-from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
 from kernlint.report import FORMATS, ReportContext, render
 from kernlint.report.github import annotation
 

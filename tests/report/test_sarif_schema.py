@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from conftest import ROOT
 
-from kernlint.api import FileResult, LintResult, lint_paths, Settings
+from kernlint.pipeline.api import FileResult, LintResult, lint_paths, Settings
 from kernlint.cli import main
-from kernlint.registry import all_rules
+from kernlint.pipeline.registry import all_rules
 from kernlint.report import ReportContext
 from kernlint.report.sarif import sarif_log
 
@@ -86,7 +86,7 @@ def test_internal_errors_become_notifications_and_stay_valid() -> None:
 def test_engine_failure_results_point_at_a_kl000_descriptor() -> None:
     """A KL000 result (the engine crashed on a file) gets a rule descriptor like any finding: GitHub shows its
     help instead of a bare id, and ruleIndex points at it."""
-    from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+    from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
 
     crash = Diagnostic("KL000", Span.at("tests/report/fixtures/x.py", 1), "kernlint failed on this file: boom",
                        Severity.ERROR, Confidence.EXACT)
@@ -116,7 +116,7 @@ def test_artifact_uris_are_percent_encoded_and_absolute_outside_the_root(tmp_pat
 def test_path_errors_and_stdin_locations_stay_valid() -> None:
     """A missing path fails the run (notification, executionSuccessful false); a `<stdin>` result has no
     %SRCROOT% base but a description, which the schema allows on an artifactLocation."""
-    from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+    from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
 
     d = Diagnostic("KL301", Span.at("<stdin>", 3, 4, 3, 9), "m", Severity.ERROR, Confidence.EXACT, "NonPowerOfTwoBlock")
     doc = sarif_log(LintResult([FileResult("<stdin>", [d], [])], ["nope.py: no such file or directory"]),

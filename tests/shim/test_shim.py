@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.config_store import Entry, kernel_id, read_store, StoreError, write_store
+from kernlint.core.config_store import Entry, kernel_id, read_store, StoreError, write_store
 
 ROOT = Path(__file__).resolve().parents[2]
 TRITON_PY = os.environ.get("KERNLINT_TRITON_PYTHON", sys.executable)

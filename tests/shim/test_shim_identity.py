@@ -16,7 +16,7 @@ import pytest
 from kernlint.cli import main
 from kernlint.frontend.kernels import module_name_for
 from kernlint.recommend.cli import kernel_source as recommend_source
-from kernlint.config_store import Entry, kernel_id, source_hash, split_id
+from kernlint.core.config_store import Entry, kernel_id, source_hash, split_id
 from kernlint.rules.stale_config_store_entry import def_sources
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,7 +173,7 @@ def test_main_kernel_without_a_file_says_why(caplog: pytest.LogCaptureFixture, m
 @pytest.mark.parametrize("path", ["examples/sub/x.py", "./a/b/__init__.py", "/tmp/my-proj/pkg/ops.py",
                                   "a\\b\\c.py", "x.py", "", "pkg/1bad/mod.py"])
 def test_module_name_for_path_matches_the_frontend(path: str) -> None:
-    from kernlint.module_names import module_name_for as module_name_for_path   # the shim's (no libcst)
+    from kernlint.core.module_names import module_name_for as module_name_for_path   # the shim's (no libcst)
     assert module_name_for_path(path) == module_name_for(path)
 
 

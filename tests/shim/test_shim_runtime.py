@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kernlint.recommend.cli import kernel_source
-from kernlint.config_store import Entry, kernel_id, write_store
+from kernlint.core.config_store import Entry, kernel_id, write_store
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

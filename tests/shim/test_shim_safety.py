@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kernlint.config_store import SCHEMA, write_store
+from kernlint.core.config_store import SCHEMA, write_store
 
 from test_shim_runtime import HERE, PYTHONS, ROOT, _entry, _kid, _usable
 

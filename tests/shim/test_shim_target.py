@@ -16,7 +16,7 @@ import pytest
 
 import kernlint.triton as kt
 from kernlint.recommend.cli import kernel_source as recommend_source
-from kernlint.config_store import Entry, kernel_id, write_store
+from kernlint.core.config_store import Entry, kernel_id, write_store
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = str(ROOT / "examples" / "matmul.py")
@@ -258,11 +258,11 @@ def test_prune_and_seed_say_once_why_a_kernel_was_not_analysed(tmp_path: Path, m
 
 
 def test_prune_says_why_on_an_internal_error(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    import kernlint.api
+    import kernlint.pipeline.api
 
     def boom(*a: Any, **k: Any) -> Any:
         raise RuntimeError("planted")
-    monkeypatch.setattr(kernlint.api, "_lint_one", boom)     # lint_paths turns it into a KL000 result
+    monkeypatch.setattr(kernlint.pipeline.api, "_lint_one", boom)     # lint_paths turns it into a KL000 result
     configs = _configs()
     at = FakeAutotuner(_stub("matmul_kernel", MATMUL), configs, kt.prune(target="h100"), {})
     with caplog.at_level(logging.DEBUG, logger="kernlint.triton"):

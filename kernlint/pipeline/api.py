@@ -10,24 +10,25 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kernlint import cancel, incremental
-from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
-from kernlint.results import FileResult, LintResult, ParsedFile, PathError, content_digest
-from kernlint.settings import Settings
-from kernlint.source_files import is_lintable_path
-from kernlint.suppression import NOQA
-from kernlint.text_lines import source_lines
+from kernlint.core import cancel
+from kernlint.pipeline import incremental
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.pipeline.results import FileResult, LintResult, ParsedFile, PathError, content_digest
+from kernlint.pipeline.settings import Settings
+from kernlint.core.source_files import is_lintable_path
+from kernlint.pipeline.suppression import NOQA
+from kernlint.core.text_lines import source_lines
 
 # The engine (libcst frontend, IR, analyses, rules) is imported inside the functions that use it: importing
 # this module must stay cheap, because a warm-cache `kernlint check` never needs the engine (cold-start
-# budget, docs/design.md). The result types live in kernlint.results and are exported here.
+# budget, docs/design.md). The result types live in kernlint.pipeline.results and are exported here.
 if TYPE_CHECKING:
     from kernlint.analysis.estimate import KernelEstimate
     from kernlint.frontend.facts import JitFunction, LaunchSite
     from kernlint.hardware.specs import GpuSpec
-    from kernlint.imports import Reexports
+    from kernlint.pipeline.imports import Reexports
     from kernlint.lowering.lower import HelperIndex, ModuleRef
-    from kernlint.rule import KernelAnalysis, Rule
+    from kernlint.pipeline.rule import KernelAnalysis, Rule
 
 __all__ = ["NOQA", "FileResult", "LintResult", "PathError", "Settings", "lint_paths", "lint_source", "lint_sources"]
 
@@ -130,7 +131,7 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
     from kernlint.analysis.estimate import estimate
     from kernlint.frontend.static_eval import StaticEvaluator
     from kernlint.lowering.lower import Lowerer
-    from kernlint.rule import KernelAnalysis
+    from kernlint.pipeline.rule import KernelAnalysis
 
     arg_types = {k: v for k, v in settings.arg_types.items() if k != "*"}
     pointee = settings.arg_types.get("*", settings.default_pointee).lstrip("*")
@@ -149,9 +150,9 @@ def analyse_kernel(jit: JitFunction, module: ModuleRef, helpers: HelperIndex, la
 
 def _lint_one(p: ParsedFile, helpers: HelperIndex, launches: list[LaunchSite], module_launches: dict[str, list[LaunchSite]],
               called: set[str], targets: tuple[GpuSpec, ...], settings: Settings) -> FileResult:
-    from kernlint import suppression
-    from kernlint.registry import all_rules, select_rules
-    from kernlint.rule import FileContext
+    from kernlint.pipeline import suppression
+    from kernlint.pipeline.registry import all_rules, select_rules
+    from kernlint.pipeline.rule import FileContext
 
     settings = settings.for_file(p.path)   # per-file-ignores
     if p.facts is not None and settings.vendor_backends == "skip":
@@ -178,15 +179,15 @@ def _lint_one(p: ParsedFile, helpers: HelperIndex, launches: list[LaunchSite], m
                 analyse = functools.partial(analyse_kernel, jit, p.module, helpers, sites, targets, settings)
                 if memo is None:
                     ctx.kernels.append(analyse())
-                else:   # the language server's re-lint: unchanged kernels are reused (kernlint/incremental.py)
+                else:   # the language server's re-lint: unchanged kernels are reused (kernlint/pipeline/incremental.py)
                     key = incremental.kernel_key(inputs, memo, jit, sites, p.path, settings, targets)
                     ctx.kernels.append(memo.analyse(key, jit, analyse))
-        from kernlint.helion_pipeline import analyse_helion_file  # @helion.kernel: same rules
+        from kernlint.pipeline.helion import analyse_helion_file  # @helion.kernel: same rules
 
         ctx.kernels.extend(analyse_helion_file(p.path, p.text, targets, settings))
     cancel.check()
     enabled = select_rules(*settings.rule_filter())
-    from kernlint.autotune_candidates import demote_dropped_candidates
+    from kernlint.pipeline.autotune_candidates import demote_dropped_candidates
 
     diagnostics = demote_dropped_candidates(_run_rules(enabled, ctx), ctx.kernels)
 
@@ -219,20 +220,20 @@ def lint_sources(sources: list[tuple[str, bytes | OSError]], settings: Settings 
 
 def parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[ParsedFile]:
     """Parse every file; a crash is recorded on the file (`crash`) so the other files still get linted."""
-    from kernlint.deep_stack import run_deep
+    from kernlint.core.deep_stack import run_deep
 
     return run_deep(_parse_sources, sources)
 
 
 def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[ParsedFile]:
     from kernlint.frontend.parse import ParseFailure
-    from kernlint.imports import Reexports
+    from kernlint.pipeline.imports import Reexports
 
     parsed: list[ParsedFile] = []
     reexports = Reexports()   # one per run: each re-exporting module is read once
     for path, data in sources:
         if isinstance(data, OSError):
-            from kernlint.source_files import SourceRefused
+            from kernlint.core.source_files import SourceRefused
 
             why = data.strerror if isinstance(data, SourceRefused) else f"cannot read file: {data.strerror}"
             too_big = isinstance(data, SourceRefused) and data.errno == errno.EFBIG
@@ -248,7 +249,7 @@ def _parse_sources(sources: list[tuple[str, bytes | OSError]]) -> list[ParsedFil
 def lint_parsed(parsed: list[ParsedFile], settings: Settings, only: set[str] | None = None) -> list[FileResult]:
     """Lint the parsed files (all, or the paths in `only`); every file in `parsed` is cross-file context:
     its jit helpers, launch sites and calls. `runner` passes each file's dependencies as context."""
-    from kernlint.deep_stack import run_deep
+    from kernlint.core.deep_stack import run_deep
 
     return run_deep(_lint_parsed, parsed, settings, only)
 
@@ -299,13 +300,13 @@ def lint_paths(paths: Iterable[str] | str | os.PathLike[str], settings: Settings
 def lint_source(text: str, path: str = "<string>", settings: Settings | None = None,
                 base: str | None = None) -> LintResult:
     """Lint one in-memory document. With `base` (the directory `path` is relative to), helpers it imports from
-    files on disk are followed as `lint_paths` does (kernlint/imports.py); the editor passes its project root."""
+    files on disk are followed as `lint_paths` does (kernlint/pipeline/imports.py); the editor passes its project root."""
     # A lone surrogate (possible in LSP/JSON text) must become a KL001 for the file, not an exception:
     # "surrogatepass" keeps it as bytes that the UTF-8 decoder then rejects with a position.
     data = text.encode("utf-8", errors="surrogatepass")
     limit = (settings or Settings()).max_file_size
     if len(data) > limit:   # an editor's buffer or stdin: the same limit as a file on disk
-        from kernlint.source_files import SourceRefused, too_large
+        from kernlint.core.source_files import SourceRefused, too_large
 
         sources: list[tuple[str, bytes | OSError]] = [(path, SourceRefused(errno.EFBIG, too_large(len(data), limit), path))]
     else:
@@ -318,7 +319,7 @@ def lint_source(text: str, path: str = "<string>", settings: Settings | None = N
 def _lint_with_imports(parsed: list[ParsedFile], settings: Settings | None, read: Callable[[str], bytes | OSError],
                        base: str = "") -> LintResult:
     """Lint `parsed` with the files defining helpers they import from elsewhere as context, not results."""
-    from kernlint.imports import follow, interface
+    from kernlint.pipeline.imports import follow, interface
 
     context = follow([(p.path, interface(p)) for p in parsed],
                      lambda new: [(interface(q), q) for q in parse_sources([(f, read(f)) for f in new])], base=base)
@@ -328,7 +329,7 @@ def _lint_with_imports(parsed: list[ParsedFile], settings: Settings | None, read
 
 def _read(path: str, limit: int | None = None) -> bytes | OSError:
     """Unreadable, special or too large: the OSError becomes a KL001 for it, the others still linted."""
-    from kernlint.source_files import DEFAULT_MAX_FILE_BYTES, read_source
+    from kernlint.core.source_files import DEFAULT_MAX_FILE_BYTES, read_source
 
     return read_source(path, DEFAULT_MAX_FILE_BYTES if limit is None else limit)
 

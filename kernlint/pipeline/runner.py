@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kernlint.cache import Cache, diagnostic_from_json, diagnostic_to_json, digest, model_hash
+from kernlint.pipeline.cache import Cache, diagnostic_from_json, diagnostic_to_json, digest, model_hash
 from kernlint.frontend.data_files import data_signature
-from kernlint.imports import Interface, follow, interface
-from kernlint.results import FileResult, LintResult, ParsedFile, PathError, content_digest
-from kernlint.settings import Resolver, Settings
-from kernlint.source_files import is_lintable_path, read_source
+from kernlint.pipeline.imports import Interface, follow, interface
+from kernlint.pipeline.results import FileResult, LintResult, ParsedFile, PathError, content_digest
+from kernlint.pipeline.settings import Resolver, Settings
+from kernlint.core.source_files import is_lintable_path, read_source
 
 Source = tuple[str, "bytes | OSError"]
 
@@ -202,7 +202,7 @@ def _interfaces(files: list[_File], engine: _Engine, caches: dict[str, Cache] | 
 
 def _context_files(files: list[_File], engine: _Engine, resolver: Resolver, caches: dict[str, Cache] | None,
                    model: str) -> list[_File]:
-    """Files outside the run that define helpers its kernels call (kernlint.imports): used as context for
+    """Files outside the run that define helpers its kernels call (kernlint.pipeline.imports): used as context for
     the run's files, never linted or reported themselves."""
     def load(paths: list[str]) -> list[tuple[Interface, _File]]:
         new = [_File(path, _read(path, resolver.for_path(path).max_file_size), resolver.for_path(path))
@@ -219,7 +219,7 @@ _MEMO: dict[tuple[str, int], ParsedFile] = {}   # per process: parsed files, reu
 
 
 def _parse_memo(items: list[Source]) -> list[ParsedFile]:
-    from kernlint.api import parse_sources
+    from kernlint.pipeline.api import parse_sources
 
     out: list[ParsedFile] = []
     for path, data in items:
@@ -235,7 +235,7 @@ def _w_interfaces(items: list[Source]) -> list[Interface]:
 
 
 def _w_lint(context: list[Source], groups: list[tuple[Settings, list[str]]], keep_kernels: bool) -> list[FileResult]:
-    from kernlint.api import lint_parsed
+    from kernlint.pipeline.api import lint_parsed
 
     parsed = _parse_memo(context)
     out: list[FileResult] = []

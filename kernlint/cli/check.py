@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from kernlint.results import LintResult
+from kernlint.pipeline.results import LintResult
 from kernlint.frontend.arg_values import ArgValueError, parse_arg_items
-from kernlint.settings import Overrides, Resolver, Settings, SettingsError, rule_prefix, unknown_codes
-from kernlint.text_lines import source_lines
+from kernlint.pipeline.settings import Overrides, Resolver, Settings, SettingsError, rule_prefix, unknown_codes
+from kernlint.core.text_lines import source_lines
 
 # Formats that only need diagnostics and counts, which the cache keeps. Any other format (json, junit,
 # markdown, and formats added later) gets the kernels' estimates: linted in-process, cache bypassed.
@@ -112,12 +112,12 @@ def resolver(args: argparse.Namespace) -> Resolver:
 
 def known_codes(settings: Settings, use_cache: bool) -> set[str]:
     """Every rule code; remembered in the cache so a warm run never imports the rules (and libcst)."""
-    from kernlint.cache import Cache, model_hash
+    from kernlint.pipeline.cache import Cache, model_hash
 
     cache = Cache(settings.cache_dir) if use_cache else None
     got = cache.get("meta", "codes-" + model_hash()) if cache else None
     if got is None:
-        from kernlint.registry import all_rules
+        from kernlint.pipeline.registry import all_rules
 
         got = sorted(r.CODE for r in all_rules())
         if cache:
@@ -138,7 +138,7 @@ def _warn_unknown(settings: Settings, use_cache: bool, err: TextIO) -> None:
 def lint(args: argparse.Namespace, err: TextIO | None = None,
          stats: object | None = None) -> tuple[LintResult, Settings, dict[str, list[str]]]:
     """Lint what `args` names; returns the result, the settings for the report, and stdin's lines."""
-    from kernlint.runner import Options, RunStats, run
+    from kernlint.pipeline.runner import Options, RunStats, run
 
     err = err or sys.stderr
     res = resolver(args)
@@ -154,7 +154,7 @@ def lint(args: argparse.Namespace, err: TextIO | None = None,
         if args.force_exclude and args.stdin_filename and res.for_path(name).is_excluded(name):
             data = None   # pre-commit/editor integrations: an excluded name is skipped from stdin too
         elif len(data) > limit:
-            from kernlint.source_files import SourceRefused, too_large
+            from kernlint.core.source_files import SourceRefused, too_large
 
             stdin = (name, SourceRefused(errno.EFBIG, too_large(len(data), limit).replace(
                 f"{len(data):,} bytes", f"more than {limit:,} bytes"), name))
@@ -202,7 +202,7 @@ def show_settings(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def add_noqa(args: argparse.Namespace, out: TextIO) -> int:
-    from kernlint.add_noqa import add_noqa as insert
+    from kernlint.cli.add_noqa import add_noqa as insert
 
     args.no_cache = True  # the edit must see current findings, and the edited files change anyway
     result, _, _ = lint(args)
@@ -286,7 +286,7 @@ def _read_only(path: str) -> bool:
 
 
 def _mtimes(args: argparse.Namespace) -> dict[str, float]:
-    from kernlint.runner import discover
+    from kernlint.pipeline.runner import discover
 
     found: dict[str, float] = {}
     try:

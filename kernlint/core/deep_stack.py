@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from kernlint import cancel
+from kernlint.core import cancel
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ def run_deep(fn: Callable[..., T], *args: object) -> T:
         # raised only, never lowered: another thread may be deep in a lint at this moment
         sys.setrecursionlimit(RECURSION_LIMIT)
     event = cancel.current_event()
-    # the caller's context variables (kernlint.incremental's memo) hold on the deep thread too
+    # the caller's context variables (kernlint.pipeline.incremental's memo) hold on the deep thread too
     context = contextvars.copy_context()
     box: dict[str, object] = {}
 

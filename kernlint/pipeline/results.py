@@ -1,6 +1,6 @@
-"""The pipeline's result types: what `kernlint.api` returns and reporters, `--fix`, `--add-noqa` and the server read.
+"""The pipeline's result types: what `kernlint.pipeline.api` returns and reporters, `--fix`, `--add-noqa` and the server read.
 
-A module of its own so that reading a result never imports the orchestrator (`kernlint.api`, `runner`) or the
+A module of its own so that reading a result never imports the orchestrator (`kernlint.pipeline.api`, `runner`) or the
 engine: only the types' names are needed at run time (tests/test_layers.py holds reporters to it).
 """
 from __future__ import annotations
@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.core.diagnostic import Diagnostic, Severity
 
 if TYPE_CHECKING:
     from kernlint.analysis.estimate import KernelEstimate
     from kernlint.frontend.facts import ModuleFacts
     from kernlint.frontend.parse import ParseFailure
     from kernlint.lowering.entries import ModuleRef
-    from kernlint.rule import KernelAnalysis
+    from kernlint.pipeline.rule import KernelAnalysis
 
 
 class PathError(Exception):

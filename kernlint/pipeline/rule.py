@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from kernlint.diagnostic import Confidence, Diagnostic, Severity, Span
+from kernlint.core.diagnostic import Confidence, Diagnostic, Severity, Span
 
 if TYPE_CHECKING:
     from kernlint.analysis.configs import ConfigPoint
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kernlint.frontend.parse import ParseFailure
     from kernlint.hardware.specs import GpuSpec
     from kernlint.ir.nodes import KernelIR
-    from kernlint.settings import Settings
+    from kernlint.pipeline.settings import Settings
 
 REQUIRED_SECTIONS = ("## What it does", "## Why is this bad?", "## Hardware", "## Recommended fix",
                      "## Confidence")

@@ -36,7 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kernlint.rule import KernelAnalysis
+    from kernlint.pipeline.rule import KernelAnalysis
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _CURRENT: ContextVar[KernelMemo | None] = ContextVar("kernlint_kernel_memo", default=None)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from kernlint.source_files import DEFAULT_MAX_FILE_BYTES
+from kernlint.core.source_files import DEFAULT_MAX_FILE_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib

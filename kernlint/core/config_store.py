@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint.atomic_io import write_atomic
+from kernlint.core.atomic_io import write_atomic
 
 SCHEMA = "kernlint.lock/1"
 
@@ -101,7 +101,7 @@ MAX_STORE_BYTES = 16 * 1024 * 1024
 def read_store(path: str) -> list[Entry]:
     """The entries of a store; any problem is one StoreError naming the file and what is wrong (the shim turns
     it into a log line inside the user's program, `kernlint check` into KL406), never another exception."""
-    from kernlint.source_files import read_source
+    from kernlint.core.source_files import read_source
 
     raw = read_source(path, MAX_STORE_BYTES)   # never a FIFO or /dev/zero, never more than the limit
     if isinstance(raw, OSError):

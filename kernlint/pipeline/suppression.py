@@ -15,7 +15,7 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from kernlint.diagnostic import Diagnostic
+from kernlint.core.diagnostic import Diagnostic
 
 # `# kernlint: noqa`, `# kernlint: noqa[KL101, KL2]`, and ruff's spelling `# kernlint: noqa: KL101, KL2`
 # (before, the colon form was read as a bare noqa and silenced every code on the line)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from kernlint.results import LintResult, content_digest
-from kernlint.atomic_io import write_atomic
-from kernlint.suppression import NOQA, comment_lines, comments, noqa_codes
-from kernlint.text_lines import source_lines
+from kernlint.pipeline.results import LintResult, content_digest
+from kernlint.core.atomic_io import write_atomic
+from kernlint.pipeline.suppression import NOQA, comment_lines, comments, noqa_codes
+from kernlint.core.text_lines import source_lines
 
 # Engine findings are not suppressible in place: a file that does not parse has no reliable line to
 # annotate, an internal error is ours to fix, and adding noqa for an unused noqa would be circular.

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from kernlint.diagnostic import Diagnostic, Severity
+from kernlint.core.diagnostic import Diagnostic, Severity
 
 if TYPE_CHECKING:
-    from kernlint.rule import KernelAnalysis
+    from kernlint.pipeline.rule import KernelAnalysis
 
 # Per-config resource findings whose config the autotuner measures and passes over (spill KL201, low
 # occupancy KL202, no wgmma KL204) or catches and drops (shared/tensor memory over the limit: OutOfResources,

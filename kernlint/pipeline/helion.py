@@ -1,5 +1,5 @@
 """The Helion pipeline: Helion configs → kernlint ConfigPoints, and the per-file entry point
-`analyse_helion_file` (frontend facts → lowering → estimates), which `kernlint.api` runs beside the Triton one.
+`analyse_helion_file` (frontend facts → lowering → estimates), which `kernlint.pipeline.api` runs beside the Triton one.
 
 `helion.Config.block_sizes[i]` binds `block_size_<i>` (see kernlint.lowering.helion_lower for the order),
 `reduction_loops[j]` binds `rdim_<j>` (None: persistent, `next_power_of_2(extent)` wide), `num_warps` and
@@ -17,8 +17,8 @@ from kernlint.ir.symbolic import Unknown, as_int
 if TYPE_CHECKING:
     from kernlint.hardware.specs import GpuSpec
     from kernlint.ir.helion_types import HelionIR
-    from kernlint.rule import KernelAnalysis
-    from kernlint.settings import Settings
+    from kernlint.pipeline.rule import KernelAnalysis
+    from kernlint.pipeline.settings import Settings
 
 HELION_NUM_WARPS = 4
 HELION_NUM_STAGES = 1
@@ -145,11 +145,11 @@ def analyse_helion_file(path: str, text: str | None, targets: tuple[GpuSpec, ...
     from kernlint.analysis.estimate import estimate
     from kernlint.frontend.kernels import collect_constants
     from kernlint.frontend.names import NameResolver
-    from kernlint.module_names import package_module_name
+    from kernlint.core.module_names import package_module_name
     from kernlint.frontend.static_eval import StaticEvaluator
     from kernlint.lowering.helion_lower import HelionLowerer
     from kernlint.lowering.lower import ModuleRef
-    from kernlint.rule import KernelAnalysis
+    from kernlint.pipeline.rule import KernelAnalysis
 
     try:
         module = cst.parse_module(text or "")

@@ -1,4 +1,4 @@
-"""Command line: argument parsing only; the work happens in kernlint.api and the reporters."""
+"""Command line: argument parsing only; the work happens in kernlint.pipeline.api and the reporters."""
 from __future__ import annotations
 
 import argparse
@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kernlint import __version__
-from kernlint.text_lines import source_lines
+from kernlint.core.text_lines import source_lines
 
 if TYPE_CHECKING:
-    from kernlint.results import LintResult
-    from kernlint.settings import Settings
+    from kernlint.pipeline.results import LintResult
+    from kernlint.pipeline.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -97,14 +97,14 @@ def _settings(args: argparse.Namespace, path: str):  # type: ignore[no-untyped-d
     with `--target`, `--config` and `--arg` overriding them as they do for `check`."""
     from kernlint.analysis.configs import parse_config_option
     from kernlint.hardware.specs import UnknownTarget, resolve_targets
-    from kernlint.settings import Overrides, Resolver, SettingsError
+    from kernlint.pipeline.settings import Overrides, Resolver, SettingsError
 
     targets = tuple(args.target)
     try:
         resolve_targets(targets)
     except UnknownTarget as exc:
         raise UsageError(str(exc)) from None
-    from kernlint.check_cmd import check_config_values, parse_arg_options
+    from kernlint.cli.check import check_config_values, parse_arg_options
 
     check_config_values(args.config)   # CheckError, reported like a UsageError by main()
     try:
@@ -145,7 +145,7 @@ def _split_kernel(spec: str) -> tuple[str, str | None]:
 
 
 def _file_size(text: str) -> int:
-    from kernlint.settings import SettingsError, file_size_arg
+    from kernlint.pipeline.settings import SettingsError, file_size_arg
 
     try:
         return file_size_arg(text)
@@ -160,18 +160,18 @@ def _formats() -> tuple[str, ...]:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    # settings, cache, -j, stdin, --watch, --add-noqa and --show-settings live in kernlint.check_cmd
-    from kernlint import check_cmd
+    # settings, cache, -j, stdin, --watch, --add-noqa and --show-settings live in kernlint.cli.check
+    from kernlint.cli import check
 
     if args.show_settings:
-        return check_cmd.show_settings(args, out)
+        return check.show_settings(args, out)
     if args.add_noqa:
-        return check_cmd.add_noqa(args, out)
+        return check.add_noqa(args, out)
     if args.fix or args.diff:
-        return check_cmd.fix(args, out, lambda *r: _report(args, out, *r))
+        return check.fix(args, out, lambda *r: _report(args, out, *r))
     if args.watch:
-        return check_cmd.watch(args, lambda *r: _report(args, out, *r), out)
-    return _report(args, out, *check_cmd.lint(args))
+        return check.watch(args, lambda *r: _report(args, out, *r), out)
+    return _report(args, out, *check.lint(args))
 
 
 def _report(args: argparse.Namespace, out: TextIO, result: LintResult, settings: Settings,
@@ -209,14 +209,14 @@ def _report(args: argparse.Namespace, out: TextIO, result: LintResult, settings:
 
 
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
-    from kernlint.api import lint_paths
+    from kernlint.pipeline.api import lint_paths
     from kernlint.report import terminal
 
     path, name = _split_kernel(args.kernel)
     result = lint_paths([path], _settings(args, path))
     console = terminal.console_for(out, width=terminal.explain_width(out))
     kernels = _kernels_named(result, path, name)
-    from kernlint.check_cmd import check_config_keys
+    from kernlint.cli.check import check_config_keys
 
     check_config_keys(args.config, [k for _, k in kernels])
     for p, k in kernels:
@@ -225,7 +225,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_rule(args: argparse.Namespace, out: TextIO) -> int:
-    from kernlint.registry import all_rules, rule_by_code
+    from kernlint.pipeline.registry import all_rules, rule_by_code
 
     if args.code and args.all:   # ruff refuses the pair too: which one was meant?
         raise UsageError("give a rule code or --all, not both")
@@ -253,7 +253,7 @@ def cmd_rule(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_debug(args: argparse.Namespace, out: TextIO) -> int:
-    from kernlint.api import lint_paths
+    from kernlint.pipeline.api import lint_paths
     from kernlint.ir.render import render_ir
 
     path, name = _split_kernel(args.ir)
@@ -264,12 +264,12 @@ def cmd_debug(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _codes(text: str) -> tuple[str, ...]:
-    from kernlint.settings import rule_prefix
+    from kernlint.pipeline.settings import rule_prefix
     return tuple(rule_prefix(c) for c in text.split(",") if c.strip())
 
 
 def _read_lines(path: str) -> list[str]:
-    from kernlint.source_files import read_source
+    from kernlint.core.source_files import read_source
 
     data = read_source(path, 64 * 1024 * 1024)   # never a FIFO or a device (they would block or never end)
     return source_lines(data.decode("utf-8", errors="replace")) if isinstance(data, bytes) else []
@@ -293,8 +293,8 @@ def cmd_clean(args: argparse.Namespace, out: TextIO) -> int:
     below the current directory: each `[tool.kernlint]` project keeps its own, and `check .` creates them."""
     import os
 
-    from kernlint.cache import clean
-    from kernlint.settings import Resolver
+    from kernlint.pipeline.cache import clean
+    from kernlint.pipeline.settings import Resolver
 
     if args.cache_dir:
         found = [Path(args.cache_dir)]
@@ -341,9 +341,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, which matches our tool-error code
         return int(exc.code or 0)
-    from kernlint.results import PathError
-    from kernlint.check_cmd import CheckError
-    from kernlint.settings import SettingsError
+    from kernlint.pipeline.results import PathError
+    from kernlint.cli.check import CheckError
+    from kernlint.pipeline.settings import SettingsError
 
     try:
         return COMMANDS[args.command](args, out)

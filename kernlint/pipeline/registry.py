@@ -6,7 +6,7 @@ import pkgutil
 from functools import lru_cache
 from importlib.metadata import entry_points
 
-from kernlint.rule import Rule
+from kernlint.pipeline.rule import Rule
 
 
 def _rules_in_package(package_name: str) -> list[type[Rule]]:

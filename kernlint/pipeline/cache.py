@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from kernlint import __version__
-from kernlint.atomic_io import write_atomic
-from kernlint.diagnostic import Confidence, Diagnostic, Pos, Severity, Span
+from kernlint.core.atomic_io import write_atomic
+from kernlint.core.diagnostic import Confidence, Diagnostic, Pos, Severity, Span
 
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by kernlint.\n"
                 "# For information about cache directory tags see https://bford.info/cachedir/\n")
 _SCHEMA = 1
-# Package parts that only present results; every other module of kernlint can change one.
-_NOT_MODEL = {"report", "lsp", "calibrate", "recommend", "shim", "cli.py", "__main__.py", "cache.py", "runner.py",
-              "add_noqa.py", "watch.py"}
+# Parts of the package (paths relative to kernlint/) that only present results; every other module can change one.
+_NOT_MODEL = {"report", "lsp", "calibrate", "recommend", "shim", "cli", "__main__.py", "pipeline/cache.py",
+              "pipeline/runner.py"}
 
 
 def digest(*parts: bytes | str) -> str:
@@ -50,8 +50,12 @@ def digest(*parts: bytes | str) -> str:
 
 
 def _model_files() -> list[Path]:
-    package = Path(__file__).resolve().parent
-    files = [p for p in package.rglob("*.py") if p.relative_to(package).parts[0] not in _NOT_MODEL]
+    package = Path(__file__).resolve().parents[1]
+
+    def presents_only(rel: Path) -> bool:
+        return rel.parts[0] in _NOT_MODEL or rel.as_posix() in _NOT_MODEL
+
+    files = [p for p in package.rglob("*.py") if not presents_only(p.relative_to(package))]
     files.extend(package.glob("data/*.json"))   # shipped tables rules read (the Triton API table)
     spec = importlib.util.find_spec("kernlint.rules")
     for location in (spec.submodule_search_locations or []) if spec else []:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from kernlint.results import ParsedFile
+    from kernlint.pipeline.results import ParsedFile
 
 Interface = tuple[frozenset[str], frozenset[str]]   # (names a file defines, names it references)
 T = TypeVar("T")
@@ -59,7 +59,7 @@ def search_dirs(paths: Iterable[str]) -> list[str]:
 
 def module_file(module: str, dirs: Iterable[str], exists: Callable[[str], bool] = os.path.isfile) -> str | None:
     """The file that defines `module` under one of `dirs`, if its path gives that module name back."""
-    from kernlint.module_names import package_module_name
+    from kernlint.core.module_names import package_module_name
 
     parts = module.split(".")
     for d in dirs:
