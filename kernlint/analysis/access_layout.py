@@ -31,7 +31,7 @@ def memory_shapes(live: Liveness, env: Mapping[str, Any],
     pointer advances along dim 0 (`offs_k[:, None] * 1 + offs_n[None, :] * s_n`) is laid out dim 0 fastest,
     so a reduction over dim 0 stays inside the warps (Triton 3.9: a [32, 128] fp16 tile reduced over axis 0
     at 4 warps needs no shared memory, where a row-major layout puts the 4 warps along dim 0: 1,024 B; found
-    by benchmarks/fuzz_truth.py, tests/test_smem_reduce.py)."""
+    by benchmarks/fuzz_truth.py, tests/analysis/test_smem_reduce.py)."""
     contiguity = Contiguity(producers, env, optimistic=True) if producers is not None else None
     out = []
     for step in live.steps:

@@ -11,7 +11,7 @@ start) is copied one 2-byte element at a time: not pipelinable, the tile stays a
 through shared memory. A mask comparing against a loaded bound has constancy 1 (CmpOpAxisInfoVisitor: a
 contiguous lhs against a constant rhs keeps gcd(contiguity, both divisibilities)), with the same effect.
 
-Measured (Triton 3.9, 64×64×64 fp16 dot loop, 4 warps, 3 stages; tests/test_smem_unaligned_operands.py):
+Measured (Triton 3.9, 64×64×64 fp16 dot loop, 4 warps, 3 stages; tests/analysis/test_smem_unaligned_operands.py):
 A offset by a loaded i32: sm_80 2 × 8,192 (B) + 8,192 (A staged) = 24,576 B, sm_90 32,768, where the aligned
 loop takes 32,768 / 49,152; the same offset × 16 is aligned again (32,768 / 49,152); a mask `k < n` with n
 loaded gives 24,576 / 32,768, with n an i32 argument (divisible by 16) 32,768 / 49,152.

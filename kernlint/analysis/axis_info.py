@@ -170,7 +170,7 @@ class Contiguity:
             # `tl.minimum(offs, n - 1)`, is a splat: contiguity 1), so a clamped index is not vectorised.
             # Measured (Triton 3.9, sm_80/90/100): [64, 64] fp16 rows loaded at `tl.minimum(arange, n - 1)`
             # get sizePerThread [1, 1], threadsPerWarp [1, 32], warpsPerCTA [2, 2] at 4 warps, and their
-            # row sum takes 256 B of reduction scratch (128 B unclamped; tests/test_smem_scratch_mechanisms.py)
+            # row sum takes 256 B of reduction scratch (128 B unclamped; tests/analysis/test_smem_scratch_mechanisms.py)
             contig = tuple(min(p[0][d] for p in parts) for d in range(len(shape)))  # type: ignore[index]
             return (contig if len(parts) > 1 else ones), const
         if self.optimistic and fn not in ("where", "*", "//", "/"):

@@ -7,7 +7,7 @@ so that the loads are pipelined and read straight into the operand layout; when 
 written to shared memory once more (ttg.local_alloc + local_load, one buffer). wgmma can take A from
 registers and tcgen05 from tensor memory, so A and B differ on sm_90 / sm_100.
 
-Measured (Triton 3.9, probe kernels of tests/test_smem_computed_operands.py; "staged" = one extra
+Measured (Triton 3.9, probe kernels of tests/analysis/test_smem_computed_operands.py; "staged" = one extra
 operand-sized buffer, loads of the loop pipelined into num_stages − 1 buffers unless said otherwise):
 
 * computed inside the loop from its loads, every op element-wise / broadcast / view / constant

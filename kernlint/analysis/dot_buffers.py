@@ -145,7 +145,7 @@ def _unpipelined_peak(tiles: Mapping[int, _Tile], producers: Mapping[int, Op], c
     `scratch` (step, bytes): the loop's layout conversions, live at their own step only, so a store's
     conversion after the dots reuses the copies' place. On mma.sync a copy is made right after its load
     (ReorderInstructions), but not across a `tl.store` (`stores`: their steps): then at its dot. Measured
-    (Triton 3.9, a one-trip loop, two 64×64 fp16 dots a·b and c·d, 4 warps; tests/test_smem_folded_loops.py):
+    (Triton 3.9, a one-trip loop, two 64×64 fp16 dots a·b and c·d, 4 warps; tests/analysis/test_smem_folded_loops.py):
     acc1 stored after both dots 32,768 B on sm_80/90 (4 copies, the 8,192-B conversion reusing them), stored
     between the dots 16,384 on sm_80 (c and d copied at their dot) and 32,768 on sm_90."""
     events: list[tuple[int, int, int]] = []   # (start, end, bytes)
@@ -254,7 +254,7 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
         if _narrower_than_cp_async(tile.load, producers, env, loops=loop_ops(live)):
             # under 4 B per thread (contiguity, alignment, mask: axis_divisibility.py): no cp.async, a register
             # load copied once into shared memory for the loop's MMAs. Measured (Triton 3.9, Kᵀ read at
-            # k_ptr + n·1 + d, so rows start at every element; tests/test_register_loaded_operands.py): one
+            # k_ptr + n·1 + d, so rows start at every element; tests/analysis/test_register_loaded_operands.py): one
             # copy beside V's num_stages − 1 / num_stages / num_stages buffers on sm_80 / sm_90 / sm_100, as
             # unsloth _lh_fwd (HEAD_DIM 128, 8 warps, 3 stages): 131,072 / 163,840 / 163,872 B
             out.append(("register-loaded dot operand", tile.nbytes,

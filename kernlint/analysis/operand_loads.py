@@ -96,7 +96,7 @@ def mn_major_8bit_b(operand: Value, load: Op, producers: Mapping[int, Op], env: 
     wgmma reads 8-bit operands from shared memory K-major only, so Triton writes such a B tile transposed
     (`nvmma_shared<transposed = true>`) with a plain `tt.load` in the loop and one `ttg.local_alloc`; the A
     tile, K-contiguous, is still a cp.async copy in num_stages buffers. Measured (Triton 3.9, ptxas 13.4,
-    sm_90, tests/test_pointer_inference.py INT8_GEMM 128×128×128 w8 s4, B [BK, BN] with unit stride along
+    sm_90, tests/shared_sources.py INT8_GEMM 128×128×128 w8 s4, B [BK, BN] with unit stride along
     N): 4 × 16,384 (A) + 16,384 (B) = 81,920 B where a pipelined B would make 131,072 B. tcgen05 reads
     either major order (the same kernel on sm_100: 131,088 B, both operands pipelined)."""
     res = load.result

@@ -116,7 +116,7 @@ def transposed_source(operand: Value, producers: Mapping[int, Op], inside: Calla
     dot(trans(A), B) at 4 warps, 3 stages: sm_80 2 × 8,192 (B) + 8,192 (Aᵀ) + 2 × 256 (s) = 25,088 B,
     sm_90 3 × 8,192 + 8,192 + 512 = 33,280 B; sm_100 pipelines k as well: 3 × 8,192 + 2 × 8,192 + 8,192 +
     512 + 16 = 49,680 B. dot(A, B') with A untransposed: sm_80 2 × 8,192 + 2 × 8,192 (k) + 512 = 33,280 B.
-    (tests/test_transposed_operand.py)"""
+    (tests/analysis/test_transposed_operand.py)"""
     found: list[Value] = []
 
     def visit(op: Op, _: Value) -> Iterable[Value]:

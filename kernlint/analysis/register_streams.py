@@ -6,7 +6,7 @@ Measured (Triton 3.9, sm_90, 4 warps, fp32; micro kernels storing x·w+b / x·w 
 loaded tiles, BLOCK/128 elements per thread): registers at 16/32/64 elements per thread were 34/62/140
 (three loads), 32/52/116 (two), 26/44/84 (one): the extra loads add about a quarter to a half of their
 tiles, not all of them. The largest tile of a group is held whole (the one-load kernel keeps its tile).
-The kernels are tests/truth/streamed_loads.py; tests/test_register_streams.py holds the counts.
+The kernels are tests/truth/streamed_loads.py; tests/analysis/test_register_streams.py holds the counts.
 
 Effect on the recorded truth (benchmarks/accuracy.py, Triton 3.9; before the rules of this module →
 after): examples + reference kernels register median A100 9.4 → 8.3 %, H100 10.2 → 7.8 %, B200
@@ -112,7 +112,7 @@ def sunk_loads(live: Liveness) -> list[tuple[int, ...]]:
 
 # Loaded tiles that only feed one reduction are consumed piecewise: ptxas keeps a window of loads in flight
 # and folds each into the per-thread partial sums, instead of holding the tiles. Measured (Triton 3.9, sm_90,
-# tests/truth/reduced_streams.py; tests/test_reduced_streams.py holds the counts): `tl.sum(x * x)` over 64
+# tests/truth/reduced_streams.py; tests/analysis/test_reduced_streams.py holds the counts): `tl.sum(x * x)` over 64
 # fp32 per thread takes 32 registers where the tile alone is 64; `tl.sum(o * do, axis=1)` over two
 # [128, 128] fp32 tiles at 4 warps (128 per thread each, 32 rows per thread) takes 55 where they are 256.
 # Beyond the partial sums (one per row a thread holds, `reduction_partials`) the group keeps about 16 data
@@ -311,7 +311,7 @@ def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> se
 # accumulator keeps the window (one load 64/96/168, x * w 64/104 at 32/64 per thread, 200 at 128), but two
 # independent accumulations hold all their loads (layernorm_bwd_dwdb, 64 fp32 per thread into dw and db: 254
 # registers, 128 + 128), so there the window is left off for two or more accumulators. Micro kernels:
-# tests/truth/accumulated_loads.py; counts in tests/test_register_rows.py.
+# tests/truth/accumulated_loads.py; counts in tests/analysis/test_register_rows.py.
 LOAD_WINDOW_REGS = 32.0
 _ACCUMULATE_CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
 

@@ -225,7 +225,7 @@ def deferred_row_sums(live: Liveness, dots: list[DotPlacement], env: Mapping[str
     whole row of the tile (BLOCK_M = 32 × num_warps: the 32x32b TMEM message gives a thread one lane = one row),
     tests/truth/suite_kernels/attention.py, HEAD_DIM 64, sm_100: 128 × 64 at 4 warps and 256 × 64 at 8 warps
     spill (255 registers + 20 / 44 B); the same 128 × 64 × 4 warps without the row sum allocates 167
-    (tests/test_register_deferred_row_sum.py compiles both when Triton is installed). With two
+    (tests/analysis/test_register_deferred_row_sum.py compiles both when Triton is installed). With two
     threads per row (128 × 64 at 8 warps) the sum goes through shared memory and nothing extra is held: 113
     registers with or without it. So the copy is counted only where a thread owns a row."""
     if tensor_core != "tcgen05" or num_warps > 8:   # 16 warps: the dots fall back to mma.sync

@@ -192,7 +192,7 @@ def _accumulators(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
     """Dot results in registers and the if-merged and loop-carried values they flow through.
 
     An int32 accumulator (an 8-bit integer `tl.dot`) is an MMA fragment like an fp32 one: one register per
-    element, not an affine index tile. Measured (Triton 3.9, ptxas 13.4, tests/test_pointer_inference.py
+    element, not an affine index tile. Measured (Triton 3.9, ptxas 13.4, tests/shared_sources.py
     INT8_GEMM 128×128×128 w8 s4, sm_90): 128 registers, 64 of them the [128, 128] i32 fragment; costed as an
     index tile (4 elements a register) the estimate was 54."""
     seeds = {d.op.result.id for d in dots if d.op.result is not None}
@@ -314,7 +314,7 @@ def _chained_dots(s: RegisterState) -> None:
 
 def _carried_streams(s: RegisterState) -> None:
     # the cap at a value's own tile was measured on dot-free kernels; next to chained dots a value's registers
-    # include copies across warps that tile_cost does not count (tests/test_chained_dots.py)
+    # include copies across warps that tile_cost does not count (tests/analysis/test_chained_dots.py)
     env, threads, model = s.env, s.threads, s.model
     own_size = None if s.dots else (lambda v: (tile_cost(v, env, threads, model) or 0.0) * model.data_scale)
     carry_streamed_data(s.live, s.streamed, s.costs, own_size)

@@ -200,7 +200,7 @@ def _computed_operands(s: SmemState) -> None:
 
 def _invariant_operands(s: SmemState) -> None:
     # a tile loaded once and read by several dots is converted once: one shared copy (Triton 3.9, four
-    # straight-line dots over two loaded B tiles, tests/test_smem_scratch_mechanisms.py)
+    # straight-line dots over two loaded B tiles, tests/analysis/test_smem_scratch_mechanisms.py)
     counted: set[tuple[int | None, int]] = set()
     for i, d in _own_dots(s):
         staged = sum(b for lid, b in d.staged_loads if (d.in_loop, lid) not in counted) if d.staged_loads \
@@ -410,7 +410,7 @@ def _reuse_after_straight_line_dots(group: list[SmemBuffer], dots: list[DotPlace
     sum. Measured (Triton 3.9, tests/truth/chained_dots.py gemm_gelu_kernel, K = 64 in one dot): sm_80 / sm_90
     64×64 · 4 warps 16,384 B = the A and B tiles, where operands + the 8,192-B epilogue conversion would be
     24,576; a row sum of the product added to memory with tl.atomic_add (mamba-ssm
-    _chunk_state_bwd_ddAcs_stable_kernel, tests/test_smem_scratch_mechanisms.py): 16,384 B, the 64 × 4 B
+    _chunk_state_bwd_ddAcs_stable_kernel, tests/analysis/test_smem_scratch_mechanisms.py): 16,384 B, the 64 × 4 B
     conversion for the atomic fits in the dead operands (sm_80/90; + the 8-B barrier on sm_100)."""
     last_dot = max((d.op.line for d in dots if d.in_loop is None and d.staged_bytes), default=None)
     if last_dot is None:

@@ -225,7 +225,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
             value, stored = op.operands[1].dtype, pointee(op.operands[0].dtype)
             if op.kind == OpKind.STORE and value.startswith(("fp", "bf")) and stored.startswith(("fp", "bf")):
                 # a float value narrower than the pointer is converted before tl.store widens it (Triton 3.9:
-                # a bf16 row sum stored as fp32 converts 2 B an element, tests/test_smem_reduce.py)
+                # a bf16 row sum stored as fp32 converts 2 B an element, tests/analysis/test_smem_reduce.py)
                 bits = min(bits, int(8 * element_bytes(value)))
             add(src, dst, max(8, bits), op.line, loop,
                 "dot result to the store's layout" if kind == OpKind.DOT else "store in a narrower layout")

@@ -7,7 +7,7 @@ through shared memory when data crosses warps; its scratch is the swizzled conve
 (linear_layout.scratch_elements), and they run one after another, so the largest counts. RemoveLayoutConversions
 then moves a conversion up past element-wise ops and casts to the last tile it cannot recompute (a load with at
 least as many elements as threads, a scan, a reduction): a loaded fp16 tile widened to fp32 is converted as
-fp16. Measured (Triton 3.9, sm_80/90/100, tests/test_smem_scratch_mechanisms.py): a [32, 64] fp16 tile
+fp16. Measured (Triton 3.9, sm_80/90/100, tests/analysis/test_smem_scratch_mechanisms.py): a [32, 64] fp16 tile
 loaded, widened and gathered on axis 0 at 4 warps 4,096 B; the two fp32 scan results of fla's gsa gate
 backward 8,192 B on sm_80, 4,096 B on sm_90/100 (ldmatrix/stmatrix tiles); a [16, 1] fp32 result stored as
 [16]: 64 B.

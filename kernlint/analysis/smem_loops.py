@@ -7,7 +7,7 @@ still runs its tcgen05 MMA asynchronously, waited one iteration later: the stage
 memdesc that the next iteration's wait reads, so two copies are alive, the async-copied operands keep
 num_stages buffers and the loop has a 2-entry mbarrier (16 B). Measured (Triton 3.9, sm_100, TTGIR:
 `local_alloc` of the loaded tile in the loop, yielded, `wait_barrier ... deps` on it; 64×64×64 fp16, 4 warps;
-tests/test_smem_unaligned_operands.py):
+tests/analysis/test_smem_unaligned_operands.py):
 * A offset by a loaded integer, B aligned: s2 2 × 8,192 + 2 × 8,192 + 16 = 32,784 B; s3 40,976; s4 49,168;
   128×64×32 s4 4 × 4,096 (B) + 2 × 8,192 (A) + 16 = 32,784; 128×128×64 w8 s3 3 × 16,384 + 2 × 16,384 + 16;
 * B clamped with `tl.where` in a plain loop: s3 3 × 8,192 + 2 × 8,192 + 16 = 40,976;

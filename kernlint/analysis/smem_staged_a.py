@@ -7,7 +7,7 @@ from (OptimizeDotOperands.cpp, HoistLayoutConversion): then the loaded tile itse
 memory. A `tl.where` (arith.select) on the way blocks it (canHoistDotOpEncV2), and ReduceDataDuplication
 turns the conversion into a `local_alloc` of the whole computed tile right after its definition and a
 `local_load` right before its first dot; several such tiles defined before their dots are alive together.
-Measured (Triton 3.9, sm_80, and sm_90/100 at 16-row tiles, 4 warps, tests/test_smem_scratch_mechanisms.py):
+Measured (Triton 3.9, sm_80, and sm_90/100 at 16-row tiles, 4 warps, tests/analysis/test_smem_scratch_mechanisms.py):
 `a * 2`, `a * s[None, :]`, `exp2(a)`, `a * g`, `(a.to(fp32) * 2).to(fp16)` keep one shared copy of the
 loaded A; `tl.where(m, a, 0)`, `a * tl.where(m, g, 0)`, `tl.where(m, g, 0) * a`, `exp2(tl.where(..)) * 2`
 stage the computed tile: 16×64 fp32 A + 64×16 B = 8,192 B where 4,096 was counted. fla's

@@ -11,7 +11,7 @@ created at the add: the MMA moves down to the add, and the copies of a and b liv
 after it keeps b_v and b_dh alive next to b_q, b_k and the copy of trans(b_ds): 5 tiles. Measured (Triton 3.9,
 fla chunk_bwd_kernel_dqkwg 64×64 tiles, 4 warps, TTGIR: the b_v·b_dh dot is the kernel's last): sm_80 40,960 B,
 sm_90 32,768, sm_100 40,968; two straight-line 64×64 dots x = a·b, y = c·d: `x + 2y` 32,768 B on every target,
-`2x + y` 16,384 (tests/test_smem_straight_line_fold.py).
+`2x + y` 16,384 (tests/analysis/test_smem_straight_line_fold.py).
 
 A computed operand that is transposed is copied to shared memory once (placement.transposed_source): on mma.sync
 and tcgen05 where the transposed value is produced (ReorderInstructions moves the transposition up to its

@@ -3,7 +3,7 @@
 Kernel id = module path + qualname + sha256 of the kernel's source (docs/design.md), so an entry whose
 kernel changed is detected as stale (`stale_entries`) and the shim falls back to the author's config.
 `kernlint recommend` writes stores and the shim reads them with this one module; it must stay importable
-without libcst, the analysis or kernlint.recommend (the shim never loads the linter; tests/test_layers.py).
+without libcst, the analysis or kernlint.recommend (the shim never loads the linter; tests/project/test_layers.py).
 """
 from __future__ import annotations
 

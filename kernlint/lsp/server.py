@@ -101,7 +101,7 @@ class KernlintServer(LanguageServer):
         # same (kernlint/pipeline/incremental.py); dropped when files on disk may have changed (save, watched files)
         self._memos: dict[str, KernelMemo] = {}
         # two lint threads: a long lint (a 720 KB document takes ~10 s) no longer holds back the next document's
-        # diagnostics and hovers (measured 10.2 s -> see tests/test_lsp.py); lint_text is a pure function of
+        # diagnostics and hovers (measured 10.2 s -> see tests/lsp/test_lsp.py); lint_text is a pure function of
         # the text and settings, and a result for a text the editor has moved past is dropped (_lint_later)
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kernlint-lint")
         self.shut_down = False   # a `shutdown` request came: `exit` then ends with 0, else with 1 (LSP)

@@ -19,7 +19,7 @@ Comments and blank lines between top-level statements are in no statement: editi
 What the digest does not see is a module the name resolver reads on disk to follow a re-export; the server
 clears its memos when a document is saved or a watched file changes (kernlint/lsp/server.py).
 
-Diagnostics are identical to a fresh lint (tests/test_incremental.py edits files several ways and compares).
+Diagnostics are identical to a fresh lint (tests/pipeline/test_incremental.py edits files several ways and compares).
 The memo is handed to the engine through a context variable (`reusing`), which `deep_stack.run_deep` carries
 to its thread.
 """

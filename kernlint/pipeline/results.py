@@ -1,7 +1,7 @@
 """The pipeline's result types: what `kernlint.pipeline.api` returns and reporters, `--fix`, `--add-noqa` and the server read.
 
 A module of its own so that reading a result never imports the orchestrator (`kernlint.pipeline.api`, `runner`) or the
-engine: only the types' names are needed at run time (tests/test_layers.py holds reporters to it).
+engine: only the types' names are needed at run time (tests/project/test_layers.py holds reporters to it).
 """
 from __future__ import annotations
 

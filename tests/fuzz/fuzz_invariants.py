@@ -78,7 +78,7 @@ def lint_checked(source: str | bytes, settings: Settings, path: str = "fuzz.py",
 
 # Scratch whose size follows the blocked layout Triton picks, not the tile: a bigger tile can get a wider
 # vector per thread and fewer warps across the reduced axis, so it can need less. Measured (Triton 3.9,
-# sm_80/90/100, tests/test_smem_reduce.py::test_runtime_inner_stride_loads_one_element_per_thread): a
+# sm_80/90/100, tests/analysis/test_smem_reduce.py::test_runtime_inner_stride_loads_one_element_per_thread): a
 # column-min of a unit-stride [BLOCK_M, 32] fp16 tile at 8 warps takes 1,024 B at BLOCK_M 32, 512 B at 64.
 _LAYOUT_SCRATCH = ("scratch", "conversion", "layout")
 

@@ -1,5 +1,5 @@
 """Micro kernels for the in-flight load window of in-loop accumulations (kernlint/analysis/register_streams.py,
-window_accumulated_loads); ptxas register counts in tests/test_register_rows.py."""
+window_accumulated_loads); ptxas register counts in tests/analysis/test_register_rows.py."""
 import triton
 import triton.language as tl
 

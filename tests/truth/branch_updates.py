@@ -1,5 +1,5 @@
 """Micro kernel for a tile updated in one branch of a runtime `if` (kernlint/analysis/liveness.py: the then
-branch's value reaches the join where that branch ends); ptxas counts in tests/test_branch_liveness.py."""
+branch's value reaches the join where that branch ends); ptxas counts in tests/analysis/test_branch_liveness.py."""
 import triton
 import triton.language as tl
 

@@ -1,6 +1,6 @@
 """Probe kernels for chained dots and for dot results read more than once (kernlint/analysis/register_chained.py,
 register_elementwise.streamed_values), written for that purpose and in no other truth file. Truth:
-benchmarks/truth/probes-triton-3.9.json (benchmarks/truth_specs_probes.py); assertions in tests/test_chained_dots.py."""
+benchmarks/truth/probes-triton-3.9.json (benchmarks/truth_specs_probes.py); assertions in tests/analysis/test_chained_dots.py."""
 import triton
 import triton.language as tl
 

@@ -1,5 +1,5 @@
 """Micro kernel for `a if CONSTEXPR else b` whose branches have different shapes (fla's matmul epilogue adds
-a bias row or a bias matrix by X_DIM). Compiled by tests/test_constexpr_choice.py; never imported on the
+a bias row or a bias matrix by X_DIM). Compiled by tests/analysis/test_constexpr_choice.py; never imported on the
 lint path."""
 import triton
 import triton.language as tl

@@ -1,6 +1,6 @@
 """Micro kernels for the delayed sunk loads (kernlint/analysis/register_delayed.py): a row loop that stores
 `(x - m) * r * w + b` from three loaded tiles (fp16 x, fp32 w and b), alone and after a loop that reduces x.
-Compiled by tests/test_register_delayed.py; never imported on the lint path."""
+Compiled by tests/analysis/test_register_delayed.py; never imported on the lint path."""
 import triton
 import triton.language as tl
 

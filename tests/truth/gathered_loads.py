@@ -1,5 +1,5 @@
 """Probe kernels for element-by-element loads whose addresses are formed in the loop body
-(tests/test_register_gathered_loads.py).
+(tests/analysis/test_register_gathered_loads.py).
 
 gathered_rows_kernel reads rows through an index loaded in the same trip (liger-kernel _moe_bwd_dW2_kernel's dout
 gather); strided_rows_kernel reads the same columns at rows k + offs_m. Columns sit COL_STRIDE elements apart, so

@@ -2,7 +2,7 @@
 
 Compiled with `kernlint calibrate tests/truth/math_calls.py::k_sin --arg "*=*fp32" --config BLOCK=...` (Triton 3.9,
 ptxas 12.9 sm_90 / 13.4 sm_100, 4 warps, num_stages 1); the numbers are in kernlint/analysis/register_math.py and
-tests/test_register_math.py.
+tests/analysis/test_register_math.py.
 """
 import triton
 import triton.language as tl

@@ -1,4 +1,4 @@
-"""One-trip loop fixture for tests/test_one_trip_loop.py (truth compiled with Triton 3.9)."""
+"""One-trip loop fixture for tests/analysis/test_one_trip_loop.py (truth compiled with Triton 3.9)."""
 import triton
 import triton.language as tl
 

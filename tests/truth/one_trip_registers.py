@@ -1,4 +1,4 @@
-"""Probe kernels for registers of one-trip loops and of `if`s the constexprs decide (tests/test_register_one_trip.py).
+"""Probe kernels for registers of one-trip loops and of `if`s the constexprs decide (tests/analysis/test_register_one_trip.py).
 
 attn_loop_kernel: attention whose KV loop runs N_CTX // BLOCK_N times; attn_guarded_kernel: the same loop under
 `if n_full_blocks > 0:` computed from constexprs through an `if IS_VARLEN` (flash-attn AMD attn_fwd's shape).

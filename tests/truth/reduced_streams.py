@@ -1,5 +1,5 @@
 """Micro kernels for the reduced-stream register rule (kernlint/analysis/register_streams.py): loaded tiles
-whose only use is one reduction. Compiled by tests/test_reduced_streams.py; never imported on the lint path."""
+whose only use is one reduction. Compiled by tests/analysis/test_reduced_streams.py; never imported on the lint path."""
 import triton
 import triton.language as tl
 

@@ -1,6 +1,6 @@
 """Micro kernels for the shared-memory scratch of reductions: the dtype Triton reduces in (tl.max/tl.min
 convert 16-bit floats to fp32, tl.sum converts 8-bit integers to i32) and where a reduced row is converted
-to its store's layout (at a join with a loaded 1-D tile). Compiled by tests/test_reduction_dtypes.py; never
+to its store's layout (at a join with a loaded 1-D tile). Compiled by tests/analysis/test_reduction_dtypes.py; never
 imported on the lint path."""
 import triton
 import triton.language as tl

@@ -1,4 +1,4 @@
-"""Fixtures for tests/test_register_loaded_operands.py (truth compiled with Triton 3.9, see the test)."""
+"""Fixtures for tests/analysis/test_register_loaded_operands.py (truth compiled with Triton 3.9, see the test)."""
 import triton
 import triton.language as tl
 

@@ -1,5 +1,5 @@
 """Micro kernels for in-loop accumulations of short loaded rows, whose vectors ptxas streams one by one
-(kernlint/analysis/register_vectors.py); ptxas register counts in tests/test_register_vectors.py."""
+(kernlint/analysis/register_vectors.py); ptxas register counts in tests/analysis/test_register_vectors.py."""
 import triton
 import triton.language as tl
 

@@ -1,5 +1,5 @@
 """Micro kernels for the sunk-load register rule (kernlint/analysis/register_streams.py): tiles that meet
-only in an element-wise chain ending in a store. Compiled by tests/test_register_streams.py; never imported
+only in an element-wise chain ending in a store. Compiled by tests/analysis/test_register_streams.py; never imported
 on the lint path."""
 import triton
 import triton.language as tl

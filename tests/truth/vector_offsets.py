@@ -1,6 +1,6 @@
 """Micro kernel for int64 offset tiles of vectorised accesses (an fp8/fp16 block dequantizer: a 2-D tile
 addressed through int64 row * N + column offsets, scaled and stored). Compiled by
-tests/test_vector_offsets.py; never imported on the lint path."""
+tests/analysis/test_vector_offsets.py; never imported on the lint path."""
 import triton
 import triton.language as tl
 

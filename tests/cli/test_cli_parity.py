@@ -13,7 +13,7 @@ from kernlint.cli import check as check_cmd
 from kernlint.cli import main
 from kernlint.cli.commands import build_parser
 
-KERNEL = (Path(__file__).parent / "test_settings.py").read_text().split("BAD_BLOCK = '''")[1].split("'''")[0]
+KERNEL = (Path(__file__).resolve().parents[1] / "pipeline" / "test_settings.py").read_text().split("BAD_BLOCK = '''")[1].split("'''")[0]
 
 
 @pytest.fixture(autouse=True)
@@ -126,7 +126,7 @@ def test_cold_path_never_imports_gpu_or_editor_stacks(tmp_path: Path) -> None:
 
 
 def test_benchmark_smoke() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, str(root / "benchmarks" / "cli_speed.py"), "--files", "20", "--repeat", "1"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -156,7 +156,7 @@ def test_the_internal_error_code_is_explained_and_known(tmp_path: Path, capsys: 
     assert "unknown rule code" not in capsys.readouterr().err
 
 
-VECTOR_ADD = (Path(__file__).resolve().parents[1] / "examples" / "vector_add.py").read_text()
+VECTOR_ADD = (Path(__file__).resolve().parents[2] / "examples" / "vector_add.py").read_text()
 
 
 def test_explain_and_debug_use_the_projects_settings_like_check(tmp_path: Path,

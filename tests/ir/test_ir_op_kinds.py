@@ -15,7 +15,7 @@ from kernlint.ir.nodes import OpKind
 from kernlint.lowering import tl_calls
 from kernlint.lowering.lower import Lowerer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Kinds the lowering emits that no kernel of examples/ or tests/truth/ uses, each with the construct that
 # makes it; RARE below lowers each of them, so none is a kind nothing emits.

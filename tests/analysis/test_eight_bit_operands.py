@@ -2,7 +2,7 @@
 
 Truth recorded with (Triton 3.9.0, ptxas 13.4 / ptxas-blackwell 13.4, CPU only):
     kernlint calibrate k.py::int8_gemm --target h100,b200 --arg A=*i8 --arg B=*i8 --arg C=*i32 --arg K=4096
-where k.py is INT8_GEMM of tests/test_pointer_inference.py (autotune config 128×128×128, 8 warps, 4 stages):
+where k.py is INT8_GEMM of tests/shared_sources.py (autotune config 128×128×128, 8 warps, 4 stages):
     sm_90:  128 registers, 81,920 B shared  (TTGIR: A 4 × 16,384 B async copies; B `tt.load` + one
             `ttg.local_alloc` into `nvmma_shared<transposed = true>`, 16,384 B)
     sm_100: 122 registers, 131,088 B shared, 128 TMEM columns
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kernlint.pipeline.api import Settings, lint_sources
 
-from test_pointer_inference import INT8_GEMM
+from shared_sources import INT8_GEMM
 
 ARGS = {"A": "*i8", "B": "*i8", "C": "*i32", "K": "4096"}
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kernlint.pipeline.api import Settings, lint_paths
 
-PROBE = Path(__file__).parent / "truth" / "expanded_row.py"
+PROBE = Path(__file__).resolve().parents[1] / "truth" / "expanded_row.py"
 # (BLOCK_M, BLOCK_N) -> Triton 3.9 sm_90 shared bytes: BLOCK_M fp32 values (tl.max reduces fp16 in fp32)
 TRUTH = {(16, 256): 64, (64, 64): 256, (1024, 64): 4096}
 

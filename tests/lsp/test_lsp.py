@@ -149,7 +149,7 @@ def test_lsp_speed_benchmark_runs_on_a_small_file() -> None:
     # A smoke test of benchmarks/lsp_speed.py (the 1,000-line measurement is a benchmark, not a timed test).
     import subprocess
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, str(root / "benchmarks" / "lsp_speed.py"), "--lines", "80", "--runs", "2"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -239,7 +239,7 @@ def test_a_lint_of_an_outdated_text_is_cancelled_between_kernels(monkeypatch: py
     from kernlint.pipeline import api
     from kernlint.core.cancel import LintCancelled, cancellable
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     text = "\n\n".join((root / "examples" / "vector_add.py").read_text().replace("vector_add_kernel", f"k{i}")
                        for i in range(8))
     event, calls = threading.Event(), []

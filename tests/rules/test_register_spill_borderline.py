@@ -6,7 +6,7 @@ from pathlib import Path
 from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.core.diagnostic import Confidence, Severity
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARGS = {"X": "*fp16", "Y": "*fp16", "W": "*fp32", "B": "*fp32", "Mean": "*fp32", "Rstd": "*fp32"}
 
 

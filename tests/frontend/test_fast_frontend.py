@@ -18,7 +18,7 @@ import pytest
 from kernlint.frontend import walk
 from kernlint.frontend.kernels import may_define_or_launch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Constructs where libcst's visitor order differs from dataclass field order (see walk._VISIT_FIELDS).
 ODD_ORDER = '''
 import triton

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (it is in the test extra)")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KERNEL = '''import triton
 import triton.language as tl
 

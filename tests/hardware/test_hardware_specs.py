@@ -45,7 +45,7 @@ def test_the_time_model_reads_the_record() -> None:
     from kernlint.recommend.core import bucket_env
     from kernlint.recommend.model import dram_bytes_per_s, kernel_work, score
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     res = lint_paths([str(root / "examples/rmsnorm.py")], Settings(targets=("h200",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "rmsnorm_fwd_kernel")
     src = read_kernel_source(k.jit.path, k.jit.name)

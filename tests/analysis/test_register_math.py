@@ -14,7 +14,7 @@ from kernlint.analysis.estimate import estimate
 from kernlint.pipeline.api import Settings, lint_paths
 from kernlint.hardware.specs import resolve_targets
 
-PROBE = Path(__file__).parent / "truth" / "math_calls.py"
+PROBE = Path(__file__).resolve().parents[1] / "truth" / "math_calls.py"
 BLOCKS = (128, 512, 2048)
 TRUTH_SM90 = {
     "k_copy": (10, 14, 26), "k_sin": (21, 24, 38), "k_cos": (21, 24, 38), "k_log": (10, 22, 32),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _ORDINALS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
              "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty-[a-z]+|"
              "thirtieth|[0-9]+(?:st|nd|rd|th)")
@@ -29,7 +29,7 @@ def _shipped_files() -> list[Path]:
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                             check=True, capture_output=True).stdout.decode().split("\0")
     return [ROOT / n for n in listed if n and (ROOT / n).is_file() and Path(n).suffix not in SKIP_SUFFIXES
-            and n != "tests/test_repository_hygiene.py"]
+            and n != "tests/project/test_repository_hygiene.py"]
 
 
 def _hits(pattern: re.Pattern[str]) -> list[str]:

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 BASE = frozenset({"kernlint", "hardware", "core"})
 LAYER = {"ir": 1, "frontend": 2, "lowering": 3, "analysis": 3}

@@ -10,7 +10,7 @@ import pytest
 
 from kernlint.cli import main
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ANSI_COLOR = re.compile(r"\x1b\[[0-9;]*3[0-7]m")   # a foreground color, not just bold
 
 VECTOR_ADD = (EXAMPLES / "vector_add.py").read_text()

@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "gpu" / "real_kernels_h200.json"
 PLAN = ROOT / "benchmarks" / "real_kernels" / "plan.json"
 REPORT = ROOT / "benchmarks" / "gpu" / "real_kernels_h200.md"

@@ -1,4 +1,4 @@
-"""Computed dot operands, continued (tests/test_smem_computed_operands.py has the rules and the main grid):
+"""Computed dot operands, continued (tests/analysis/test_smem_computed_operands.py has the rules and the main grid):
 loads converted to another type, rows loaded before the loop, and the sm_90 register-A conversion.
 
 Truth: Triton 3.9 compiles of exactly the kernels below (metadata.shared, TTGIR allocations read), 16-byte-

@@ -15,7 +15,7 @@ from kernlint.analysis.estimate import estimate
 from kernlint.pipeline.api import Settings, lint_paths, lint_sources
 from kernlint.hardware.specs import SPECS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCALARS = {"M": "*fp32", "sm_scale": "fp32", "stride_qk": "1", "stride_kk": "1", "stride_vk": "1", "stride_ok": "1"}
 TYPED = {**SCALARS, "Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16"}
 
