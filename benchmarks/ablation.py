@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+if __name__ == "__main__":   # run as `python benchmarks/ablation.py`: the repository root, for `benchmarks.*`
+    sys.path.insert(0, str(ROOT))
 
-from accuracy import estimate_records_with_ir, metrics  # noqa: E402
+from benchmarks.accuracy import estimate_records_with_ir, metrics  # noqa: E402
 
 from kernlint.analysis.passes import Pass  # noqa: E402
 

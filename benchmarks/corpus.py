@@ -28,10 +28,10 @@ from pathlib import Path
 
 from kernlint.pipeline.api import Settings, lint_sources
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from census import Census  # noqa: E402  (benchmarks/ is not a package)
-
 ROOT = Path(__file__).resolve().parents[1]
+if __name__ == "__main__":   # run as `python benchmarks/corpus.py`: the repository root, for `benchmarks.*`
+    sys.path.insert(0, str(ROOT))
+from benchmarks.census import Census  # noqa: E402
 CACHE = ROOT / ".corpus"
 INDEX = "https://pypi.org/simple/{project}/"
 # (project, file, sha256). Pure-Python wheels where PyPI has them; bitsandbytes' macOS wheel is its

@@ -70,9 +70,8 @@ from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for _p in (str(ROOT), str(ROOT / "benchmarks")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if __name__ == "__main__":   # run as `python benchmarks/corpus_truth.py`: the repository root, for `benchmarks.*`
+    sys.path.insert(0, str(ROOT))
 
 TRUTH_DIR = ROOT / "benchmarks" / "truth" / "corpus"
 DOC = ROOT / "docs" / "corpus-truth.md"
@@ -229,8 +228,8 @@ class DiscoveryError(RuntimeError):
 
 def discover(project: str) -> tuple[str, list[dict[str, Any]], int, dict[str, bytes]]:
     """(package root, launched kernels {file, kernel, line}, kernels in other vendors' files, file texts)."""
-    import public_accuracy as pa
-    import public_specs as ps
+    from benchmarks import public_accuracy as pa
+    from benchmarks import public_specs as ps
 
     from kernlint.pipeline.api import Settings, lint_sources
 
@@ -295,9 +294,9 @@ def _est(e: Any) -> dict[str, Any] | None:
 def prepare(project: str, kern: dict[str, Any], texts: dict[str, bytes],
             pointee: str = "fp16") -> tuple[dict[str, Any], Any]:
     """(kernel entry, work) — work is (scratch, [(record stub, task)]) or None when it was not derived."""
-    import public_accuracy as pa
-    import public_configs as pc
-    import public_specs as ps
+    from benchmarks import public_accuracy as pa
+    from benchmarks import public_configs as pc
+    from benchmarks import public_specs as ps
 
     from kernlint.analysis.configs import config_points
     from kernlint.analysis.estimate import estimate, shape_symbols
@@ -408,7 +407,7 @@ def record_key(rec: dict[str, Any]) -> str:
 
 def compile_records(scratch: Any, work: list[Any], pool: Any, env: dict[str, Any], cache: Any, tmp: Path,
                     timeout: int, done: dict[str, dict[str, Any]], retry_timeouts: bool = False) -> list[dict[str, Any]]:
-    import public_accuracy as pa
+    from benchmarks import public_accuracy as pa
 
     from kernlint.calibrate.session import _cache_key
 
@@ -506,7 +505,7 @@ def run_project(project: str, a: argparse.Namespace, pool: Any, env: dict[str, A
     if a.recorded_only:   # re-estimate what is recorded; kernels not visited yet wait for a compiling run
         todo = [k for k in todo if (_package_relative(k["file"], root), k["kernel"]) in old_kernels]
     if a.max_kernels:
-        import public_configs as pc
+        from benchmarks import public_configs as pc
         todo = pc.spread(todo, a.max_kernels)
 
     def write() -> None:
@@ -585,7 +584,7 @@ def _pct(x: float | None) -> str:
 
 
 def _accuracy(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, dict[str, Any]]:
-    import accuracy
+    from benchmarks import accuracy
 
     out: dict[str, dict[str, Any]] = {}
     for target, row in accuracy.metrics(pairs).items():

@@ -42,9 +42,8 @@ def main(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
         return 0
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accuracy
+    sys.path.insert(0, str(ROOT))   # run as a script: the repository root, for `benchmarks.*`
+    from benchmarks import accuracy
 
     paths = [Path(a) for a in argv] or [ROOT / "benchmarks" / "truth" / "triton-3.9.json"]
     records = [r for p in paths for r in json.loads(p.read_text())["records"]]  # several files are pooled

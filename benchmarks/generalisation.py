@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for _p in (str(ROOT), str(ROOT / "benchmarks")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if __name__ == "__main__":   # run as `python benchmarks/generalisation.py`: the repository root, for `benchmarks.*`
+    sys.path.insert(0, str(ROOT))
 
 DOC = ROOT / "docs" / "generalisation.md"
 OUT = ROOT / "benchmarks" / "truth" / "generalisation.json"
@@ -104,7 +103,7 @@ def fit(rows: list[Row]) -> tuple[float, float, float]:
 
 
 def measure() -> dict[str, Any]:
-    import corpus_truth as ct
+    from benchmarks import corpus_truth as ct
 
     docs = ct.load_all()
     shipped = shipped_constants()

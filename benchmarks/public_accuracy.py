@@ -32,14 +32,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for _p in (str(ROOT), str(ROOT / "benchmarks")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if __name__ == "__main__":   # run as `python benchmarks/public_accuracy.py`: the repository root, for `benchmarks.*`
+    sys.path.insert(0, str(ROOT))
 
-import accuracy  # noqa: E402
-import public_configs as pc  # noqa: E402
-import public_specs as ps  # noqa: E402
-from public_report import coverage, error_class, render  # noqa: E402,F401  (re-exported)
+from benchmarks import accuracy  # noqa: E402
+from benchmarks import public_configs as pc  # noqa: E402
+from benchmarks import public_specs as ps  # noqa: E402
+from benchmarks.public_report import coverage, error_class, render  # noqa: E402,F401  (re-exported)
 
 LINKS = ".corpus/by-project"
 CAPS = (90, 100, 80)
@@ -51,7 +50,7 @@ OUT = ROOT / "benchmarks" / "truth" / "public-triton-3.9.json"
 # -- packages ----------------------------------------------------------------------------------------
 def package_root(project: str) -> str:
     """`.corpus/by-project/<project>` (relative to ROOT), linked to the extracted archive's source root."""
-    import corpus
+    from benchmarks import corpus
 
     pinned = {p: (f, sha) for p, f, sha in corpus.PINNED}
     filename, sha = pinned[project]

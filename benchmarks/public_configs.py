@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from public_specs import (DEFAULT_BLOCK_SETS, DEFAULT_CONSTEXPR, DEFAULT_UNROLL, LAUNCH_KEYS,  # type: ignore[import-not-found]
+from benchmarks.public_specs import (DEFAULT_BLOCK_SETS, DEFAULT_CONSTEXPR, DEFAULT_UNROLL, LAUNCH_KEYS,  # type: ignore[import-not-found]
                           condition_only, unroll_bound, used_as_dtype)
 
 from kernlint.analysis.configs import ConfigPoint

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-import accuracy
+from benchmarks import accuracy
 
 
 # -- report -------------------------------------------------------------------------------------------

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
-from real_kernels.specs import KERNELS, STAGE, author_configs, grid_configs, kernlint_shape  # noqa: E402
+sys.path.insert(0, str(ROOT))   # a script: the repository root, for `benchmarks.*`
+sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))   # timing.py, copied beside the script on the GPU host
+from benchmarks.real_kernels.specs import KERNELS, STAGE, author_configs, grid_configs, kernlint_shape  # noqa: E402
 
 PLAN = ROOT / "benchmarks" / "real_kernels" / "plan.json"
 REPORT = ROOT / "benchmarks" / "gpu" / "real_kernels_h200.md"
@@ -49,7 +49,7 @@ ROUNDS = 5
 
 
 def stage() -> None:
-    from real_kernels.specs import stage as _stage
+    from benchmarks.real_kernels.specs import stage as _stage
     _stage(ROOT)
 
 
@@ -121,7 +121,7 @@ def run(outdir: str) -> None:
     import triton
     from timing import check_config, config_key, settle, time_config  # type: ignore[import-not-found]
 
-    from real_kernels.setups import setup
+    from benchmarks.real_kernels.setups import setup
     plan_ = json.loads(PLAN.read_text())
     only = os.environ.get("KL_ONLY")
     results: list[dict[str, Any]] = []
@@ -211,7 +211,7 @@ if __name__ == "__main__":
     elif cmd == "run":
         run(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OUT", "."))
     elif cmd == "report" and len(sys.argv) > 2:
-        from real_kernels.report import render
+        from benchmarks.real_kernels.report import render
         REPORT.write_text(render(json.loads(Path(sys.argv[2]).read_text()), json.loads(PLAN.read_text())))
         print(REPORT.read_text())
     else:

@@ -1,11 +1,9 @@
 """The independent census benchmarks/corpus.py holds kernel discovery against (benchmarks/census.py)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from census import Census, module_name  # noqa: E402
+from benchmarks.census import Census, module_name
 
 FILES = {
     "proj/__init__.py": "",

@@ -5,15 +5,13 @@ from __future__ import annotations
 import ast
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks import corpus_truth as ct
 
-import corpus_truth as ct  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 DOCS = ct.load_all()
 KERNEL_STATUS = {"derived", "scratch module", "scratch refused", "not analysed", "dtype unknown", "no config"}

@@ -3,13 +3,11 @@ truth: its outputs are up to date, and the refit reproduces the shipped model wh
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks import generalisation as gen
 
-import generalisation as gen  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_outputs_are_regenerated_identically() -> None:
@@ -17,7 +15,7 @@ def test_outputs_are_regenerated_identically() -> None:
 
 
 def test_the_split_is_disjoint_and_covers_the_corpus_packages() -> None:
-    import corpus_truth as ct
+    from benchmarks import corpus_truth as ct
 
     a, b = set(gen.SPLIT["A"]), set(gen.SPLIT["B"])
     assert not a & b and a | b == set(ct.PROJECTS)

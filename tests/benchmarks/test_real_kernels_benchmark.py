@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "gpu" / "real_kernels_h200.json"
 PLAN = ROOT / "benchmarks" / "real_kernels" / "plan.json"
 REPORT = ROOT / "benchmarks" / "gpu" / "real_kernels_h200.md"
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def test_results_structure() -> None:
-    from real_kernels.specs import KERNELS
+    from benchmarks.real_kernels.specs import KERNELS
     data = json.loads(RESULTS.read_text())
     assert {"gpu", "torch", "triton"} <= set(data["info"])
     rows = data["rows"]
@@ -53,7 +51,7 @@ def test_kernlint_never_loses_to_the_author() -> None:
 def test_plan_matches_specs() -> None:
     """The committed plan was made from the current specs: every kernel's shapes, the authors' configs and the
     grid as specs.py computes them, and every planned pair has a result."""
-    from real_kernels.specs import KERNELS, author_configs, grid_configs
+    from benchmarks.real_kernels.specs import KERNELS, author_configs, grid_configs
     pairs = json.loads(PLAN.read_text())["pairs"]
     assert [(p["kernel"], p["shape"]) for p in pairs] == [(k, sh) for k, v in KERNELS.items() for sh in v["shapes"]]
     for p in pairs:
@@ -64,5 +62,5 @@ def test_plan_matches_specs() -> None:
 
 
 def test_report_regenerates_identically() -> None:
-    from real_kernels.report import render
+    from benchmarks.real_kernels.report import render
     assert render(json.loads(RESULTS.read_text()), json.loads(PLAN.read_text())) == REPORT.read_text()
