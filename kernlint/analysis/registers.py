@@ -22,6 +22,7 @@ from kernlint.analysis.register_constants import constant_tiles
 from kernlint.analysis.register_inplace import IN_FLIGHT_BYTES, stream_in_place
 from kernlint.analysis.register_math import MATH_TEMPORARIES, math_temporaries
 from kernlint.analysis.register_merges import through_merges_and_loops
+from kernlint.analysis.register_parallel import parallel_chain_demand, widened_16bit
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_elementwise import carry_streamed_data, streamed_values
 from kernlint.analysis.register_delayed import DELAYS_SUNK_LOADS, delayable_loads, squeezed_demand
@@ -165,19 +166,22 @@ class RegisterState:
     demand: int = 0
     budget: int = 0
     estimate: RegisterEstimate | None = None
+    disabled: frozenset[str] = frozenset()   # the passes this run leaves out (ablation), for re-estimates
+    whole_view: bool = False      # every chain held whole, 16-bit results computed in fp32 (register_parallel.py)
 
 
 def estimate_registers(live: Liveness, dots: list[DotPlacement], env: Mapping[str, Any], spec: GpuSpec,
                        num_warps: int, maxnreg: int | None, num_stages: int = 1, sink: bool = True,
-                       disabled: frozenset[str] = frozenset()) -> RegisterEstimate:
-    """Run REGISTER_PASSES in order (less the `disabled` ones, for ablation) and return the estimate."""
+                       disabled: frozenset[str] = frozenset(), whole_view: bool = False) -> RegisterEstimate:
+    """Run REGISTER_PASSES in order (less the `disabled` ones, for ablation) and return the estimate.
+    `whole_view`: the kernel as if every element chain were held whole (the parallel-chains pass's bound)."""
     family = mma_family(spec.tensor_core, num_warps)
     # A kernel whose dots fall back to mma.sync (16-warp sm_100) gets mma.sync's constants; without
     # tensor-core dots the target's own constants (they also carry its ptxas's habits)
     model = MODELS[family if any(not d.fma for d in dots) else spec.tensor_core]
     loaded = {v.id for s in live.steps if s.op.kind in (OpKind.LOAD, OpKind.ATOMIC) and not s.is_end for v in s.op.all_results()}
     state = RegisterState(live, dots, env, spec, num_warps, maxnreg, num_stages, sink, family, model,
-                          32 * num_warps, loaded)
+                          32 * num_warps, loaded, disabled=disabled, whole_view=whole_view)
     run_passes(REGISTER_PASSES, state, spec, disabled)
     assert state.estimate is not None
     return state.estimate
@@ -254,6 +258,8 @@ def _streamed_values(s: RegisterState) -> None:
 def _tile_costs(s: RegisterState) -> None:
     accumulators = _accumulators(s.live, s.dots, s.env)
     model, costs = s.model, s.costs
+    widened = {st.op.result.id for st in s.live.steps if not st.is_end and st.op.result is not None
+               and widened_16bit(st.op)} if s.whole_view else set()
     for vid, value in s.live.values.items():
         if vid in s.in_smem or vid in s.in_tmem or vid in s.streamed:
             costs.zero(vid)
@@ -273,6 +279,8 @@ def _tile_costs(s: RegisterState) -> None:
         if cost is None:
             s.complete = False
             cost = 0.0
+        elif s.whole_view and vid in widened:
+            cost *= 2.0   # computed in fp32, converted back after
         costs.set(vid, cost)
 
 
@@ -431,6 +439,18 @@ def _delayed_load_squeeze(s: RegisterState) -> None:
         s.demand = squeezed_demand(s.demand, s.budget, math.ceil(s.undelayed_peak + s.model.base))
 
 
+def _parallel_chains(s: RegisterState) -> None:
+    if not s.streamed or s.maxnreg or s.num_warps == 1:
+        return   # 1 warp: the one-warp headroom pass prices the free registers
+    target = s.spec.full_occupancy_registers(s.threads)
+    if s.demand >= target:
+        return
+    # the same kernel with every streamed chain held whole (this pass and the streaming left out)
+    whole = estimate_registers(s.live, s.dots, s.env, s.spec, s.num_warps, s.maxnreg, s.num_stages, s.sink,
+                               s.disabled | {_STREAMED, _PARALLEL}, whole_view=True).demand
+    s.demand = parallel_chain_demand(s.demand, whole, target)
+
+
 def _one_warp_headroom(s: RegisterState) -> None:
     model = s.model
     if model.headroom_share and s.num_warps == 1 and not s.maxnreg and s.demand < ONE_WARP_TARGET:
@@ -476,6 +496,8 @@ def _spill_collapse(s: RegisterState) -> None:
 
 
 _FAMILIES = ("mma_sync", "wgmma", "tcgen05")
+_STREAMED = "streamed element-wise values"
+_PARALLEL = "parallel element chains"
 _FITTED = "benchmarks/fit_registers.py on benchmarks/truth/triton-3.9.json + suite-triton-3.9.json"
 
 REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
@@ -488,7 +510,7 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
     Pass("accumulators in tensor memory",
          "a tcgen05 accumulator (and its folded sums, merges and loop copies) lives in tensor memory",
          _tmem_accumulators, "register_tmem", families("tcgen05")),
-    Pass("streamed element-wise values",
+    Pass(_STREAMED,
          "a single-use element-wise intermediate is computed element by element, never whole",
          _streamed_values, "register_elementwise"),
     Pass("tile costs",
@@ -610,6 +632,11 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
     Pass("delayed-load squeeze",
          "the demand of a kernel with delayable loads squeezed towards the budget", _delayed_load_squeeze,
          "register_delayed", Targets(capabilities=DELAYS_SUNK_LOADS)),
+    Pass(_PARALLEL,
+         "below the full-occupancy registers ptxas computes several elements' chains side by side: the demand "
+         "rises towards that of the chains held whole", _parallel_chains, "register_parallel",
+         constants=(Constant("full-occupancy registers", 32, "registers", "GpuSpec.full_occupancy_registers: "
+                             "65,536 / 2,048 threads for 2-32 warps on sm_80-sm_100 [CUDA-CC]"),)),
     Pass("one-warp headroom",
          "with 1 warp ptxas spends part of the registers that cost no occupancy", _one_warp_headroom,
          "registers", families("wgmma"),

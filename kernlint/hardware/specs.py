@@ -70,6 +70,15 @@ class GpuSpec:
     def max_warps_per_sm(self) -> int:
         return self.max_threads_per_sm // 32
 
+    def full_occupancy_registers(self, threads_per_cta: int) -> int:
+        """The most registers a thread may hold while the SM still runs its most threads of this CTA size
+        (the thread limit, or the CTA limit for small CTAs), in the allocation granule: 32 for 128 threads
+        on sm_90 (65,536 / 2,048), 64 for 32 threads (32 CTAs × 32 threads)."""
+        resident = min(self.max_threads_per_sm, self.max_ctas_per_sm * threads_per_cta)
+        granule = max(1, self.reg_alloc_unit_per_warp // 32)
+        per_thread = min(self.max_regs_per_thread, self.regs_per_sm // max(1, resident))
+        return per_thread - per_thread % granule
+
 
 def _sm90(key: str, name: str, memory: str, dram_gbps: float) -> GpuSpec:
     return GpuSpec(
