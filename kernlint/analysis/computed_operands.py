@@ -257,7 +257,7 @@ def _tmem_conversion(operand: Value, chain: Chain, env: Mapping[str, Any], num_w
                             (m * k) // (32 * num_warps)))
     src = blocked((m, k), (1, per_thread), (1, 0), num_warps)
     nbytes = int(element_bytes(operand.dtype))
-    return scratch_elements(src, dst, 8 * nbytes, 100) * nbytes
+    return scratch_elements(src, dst, 8 * nbytes, stmatrix=True) * nbytes
 
 
 def wgmma_a_layout(m: int, k: int, num_warps: int, bits: int) -> Layout | None:
@@ -299,7 +299,7 @@ def _register_a_conversion(operand: Value, chain: Chain, env: Mapping[str, Any],
     if dst is None or m is None or k is None:
         return int((m or 0) * (k or 0) * nbytes)
     per_thread = max(1, min(16 // max(1, chain.tile_bytes or nbytes), (m * k) // (32 * num_warps)))
-    return scratch_elements(blocked((m, k), (1, per_thread), (1, 0), num_warps), dst, 8 * nbytes, 90) * nbytes
+    return scratch_elements(blocked((m, k), (1, per_thread), (1, 0), num_warps), dst, 8 * nbytes, stmatrix=True) * nbytes
 
 
 def operand_cost(operand: Value, index: int, chain: Chain, other: Chain | None, family: str,

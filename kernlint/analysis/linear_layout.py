@@ -210,17 +210,18 @@ _MATRIX = _Tile((0, 1), (2, 3, 4))          # stmatrix / ldmatrix .x4
 _MATRIX_TRANS = _Tile((2, 3, 4), (0, 1))    # their .trans forms (16-bit only)
 
 
-def _tiles(capability: int, bitwidth: int) -> tuple[list[_Tile], list[_Tile]]:
-    """getSrcDstTiles (TritonGPUToLLVM Utility.cpp): ld/st.shared always; stmatrix writes from sm_90
-    and ldmatrix reads from sm_75 for elements of at most 32 bits, their .trans forms for 16 bits."""
+def _tiles(stmatrix: bool, ldmatrix: bool, bitwidth: int) -> tuple[list[_Tile], list[_Tile]]:
+    """getSrcDstTiles (TritonGPUToLLVM Utility.cpp): ld/st.shared always; stmatrix writes (GpuSpec.stmatrix:
+    sm_90+) and ldmatrix reads (GpuSpec.ldmatrix: sm_75+) for elements of at most 32 bits, their .trans forms
+    for 16 bits."""
     src, dst = [_LD_ST], [_LD_ST]
-    if bitwidth <= 32 and capability >= 90:
+    if bitwidth <= 32 and stmatrix:
         src.append(_MATRIX)
-    if bitwidth <= 32 and capability >= 75:
+    if bitwidth <= 32 and ldmatrix:
         dst.append(_MATRIX)
-    if bitwidth == 16 and capability >= 90:
+    if bitwidth == 16 and stmatrix:
         src.append(_MATRIX_TRANS)
-    if bitwidth == 16 and capability >= 75:
+    if bitwidth == 16 and ldmatrix:
         dst.append(_MATRIX_TRANS)
     return src, dst
 
@@ -235,18 +236,18 @@ def _pair_bases(src: Layout, dst: Layout) -> tuple[int, list[int], list[int], li
     return _log2(numel), reg_s, reg_d, _bases(src, "lane"), _bases(dst, "lane")
 
 
-def scratch_elements(src: Layout, dst: Layout, bitwidth: int, capability: int = 80) -> int:
+def scratch_elements(src: Layout, dst: Layout, bitwidth: int, stmatrix: bool = False, ldmatrix: bool = True) -> int:
     """Elements of the swizzled scratch of one conversion on NVIDIA: numel / reps. Every pair of a store
     and a load instruction whose lane pattern both layouts can feed is tried; the pair with the fewest bank
     conflicts wins, ties going to more reps (a smaller buffer); with no pair the generic ld/st layout is
-    used (triton third_party/nvidia Allocation.cpp getNumScratchElemsSwizzledCvt → GenericSwizzling.cpp
+    used (`stmatrix` / `ldmatrix`: the target's GpuSpec fields; the defaults are sm_80's) (triton third_party/nvidia Allocation.cpp getNumScratchElemsSwizzledCvt → GenericSwizzling.cpp
     optimalSwizzling / optimalSwizzlingTile / buildReps). Measured (Triton 3.9): [256] 2/thread fp32 →
     slice of a [256, 256] 8/thread tile takes 1,024 B on sm_80 (no pair fits) and 512 B on sm_90/100
     (stmatrix lane pattern)."""
     dim, reg_s, reg_d, lane_s, lane_d = _pair_bases(src, dst)
     total = _log2(max(1, 128 // bitwidth))
     best: tuple[int, int] | None = None   # (conflicts, -reps)
-    src_tiles, dst_tiles = _tiles(capability, bitwidth)
+    src_tiles, dst_tiles = _tiles(stmatrix, ldmatrix, bitwidth)
     for ts in src_tiles:
         for td in dst_tiles:
             n_s, n_d = total - len(ts.contig), total - len(td.contig)

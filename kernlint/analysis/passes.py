@@ -26,21 +26,17 @@ C = TypeVar("C")
 @dataclass(frozen=True, slots=True)
 class Targets:
     """The targets a pass applies to, read from the GpuSpec: its tensor-core family and, where a compiler
-    behaviour is tied to one ptxas or architecture rather than to a family, its capability."""
+    behaviour is tied to one ptxas or architecture rather than to a family, the GpuSpec behaviour fields
+    (booleans such as `has_tma`, `delays_sunk_loads`) the target must have."""
     families: frozenset[str] = TARGET_FAMILIES
-    min_capability: int = 0
-    capabilities: frozenset[int] | None = None   # None: every capability from min_capability
+    needs: tuple[str, ...] = ()   # names of boolean GpuSpec fields that must all be true
 
     def applies(self, spec: GpuSpec) -> bool:
-        return (spec.tensor_core in self.families and spec.capability >= self.min_capability
-                and (self.capabilities is None or spec.capability in self.capabilities))
+        return spec.tensor_core in self.families and all(getattr(spec, n) for n in self.needs)
 
     def describe(self) -> str:
         parts = ["all families" if self.families == TARGET_FAMILIES else ", ".join(sorted(self.families))]
-        if self.min_capability:
-            parts.append(f"sm_{self.min_capability}+")
-        if self.capabilities is not None:
-            parts.append("sm_" + "/".join(str(c) for c in sorted(self.capabilities)))
+        parts.extend(self.needs)
         return "; ".join(parts)
 
 

@@ -29,14 +29,10 @@ from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_streams import sunk_loads
 from kernlint.ir.nodes import OpKind
 
-# targets whose ptxas was measured to delay a looped sunk group's loads to fit (see above)
-DELAYS_SUNK_LOADS = frozenset({80, 100})
 
-
-def delayable_loads(live: Liveness, costs: Mapping[int, float], capability: int) -> set[int]:
-    """Ids of the non-largest loads of every sunk group inside a loop, on targets whose ptxas delays them."""
-    if capability not in DELAYS_SUNK_LOADS:
-        return set()
+def delayable_loads(live: Liveness, costs: Mapping[int, float]) -> set[int]:
+    """Ids of the non-largest loads of every sunk group inside a loop (the passes run on targets whose ptxas
+    delays them: GpuSpec.delays_sunk_loads, sm_80 and sm_100)."""
     looped = {v.id for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD and s.loops
               for v in s.op.all_results()}
     out: set[int] = set()

@@ -80,8 +80,9 @@ def _elements_per_thread(value: Value, users: Mapping[int, list[Op]], env: Mappi
     return None
 
 
-def tma_descriptor_costs(live: Liveness, capability: int) -> dict[int, float]:
-    """Registers of in-kernel tensor descriptors (`tl.make_tensor_descriptor`) on TMA targets (sm_90+).
+def tma_descriptor_costs(live: Liveness, has_tma: bool) -> dict[int, float]:
+    """Registers of in-kernel tensor descriptors (`tl.make_tensor_descriptor`) on TMA targets (GpuSpec.has_tma:
+    sm_90+).
 
     There the descriptor is a 128-byte tensormap written to global scratch (ttg.global_scratch_alloc +
     ttng.tensormap_create) and the kernel holds only its address, one 64-bit scalar shared by the CTA; the
@@ -89,6 +90,6 @@ def tma_descriptor_costs(live: Liveness, capability: int) -> dict[int, float]:
     3.9, sm_90, suite bmm_descriptor_kernel 128×128×64 w8 s3): at most 72 live general registers, the 64
     accumulator words and a few indices; not 8 per descriptor as for a block pointer's base and offsets.
     On sm_80 Triton rewrites descriptors to pointer tiles, which keep the block-pointer cost."""
-    if capability < 90:
+    if not has_tma:
         return {}
     return {vid: 2.0 for vid, v in live.values.items() if v.dtype.startswith("desc<")}

@@ -193,11 +193,12 @@ def reduction_partials(reduce: Op, ebytes: int, env: Mapping[str, Any], num_warp
     return float(per_row if reduce.attrs.get("axis") == 1 else per_col)
 
 
-def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, capability: int = 90,
+def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, streams_2d: bool = True,
                env: Mapping[str, Any] | None = None, num_warps: int = 4) -> None:
     """Scale the registers of every non-largest load of each sunk group by `sunk_share`, and charge each group
     streamed into a reduction one window (STREAM_WINDOW + its partial sums) instead of its tiles (in place);
-    `enabled` is False for Helion reductions (analysis/estimate.py)."""
+    `enabled` is False for Helion reductions (analysis/estimate.py); `streams_2d` (GpuSpec.streams_2d_reductions)
+    is False where ptxas holds a 2-D reduction's tiles (sm_100)."""
     if not enabled:
         return
     for loads in derived(live, "sunk loads", lambda: sunk_loads(live)):
@@ -208,7 +209,7 @@ def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, ca
     loaded_ids = {v.id for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD for v in s.op.all_results()}
     for reduce, group in derived(live, "reduced streams", lambda: reduced_streams(live)):
         two_d = len(reduce.operands[0].shape) > 1
-        if two_d and capability >= 100:
+        if two_d and not streams_2d:
             continue
         tiles, addresses = group
         loads = [v for v in tiles if v in loaded_ids]

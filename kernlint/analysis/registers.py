@@ -25,7 +25,7 @@ from kernlint.analysis.register_merges import through_merges_and_loops
 from kernlint.analysis.register_parallel import parallel_chain_demand, widened_16bit
 from kernlint.analysis.register_offsets import non_affine_offset_costs, tma_descriptor_costs
 from kernlint.analysis.register_elementwise import carry_streamed_data, streamed_values
-from kernlint.analysis.register_delayed import DELAYS_SUNK_LOADS, delayable_loads, squeezed_demand
+from kernlint.analysis.register_delayed import delayable_loads, squeezed_demand
 from kernlint.analysis.register_streams import (LOAD_WINDOW_REGS, ROW_TREE_PARTIALS, STREAM_WINDOW, SUNK_FULL_REGS,
                                                 SUNK_MIN_REGS, TREE_SHARE, reduction_tree, sink_loads,
                                                 window_accumulated_loads)
@@ -298,7 +298,7 @@ def _non_affine_offsets(s: RegisterState) -> None:
 
 
 def _tma_descriptors(s: RegisterState) -> None:
-    s.costs.set_all(tma_descriptor_costs(s.live, s.spec.capability))
+    s.costs.set_all(tma_descriptor_costs(s.live, s.spec.has_tma))
 
 
 def _unaligned_pointers(s: RegisterState) -> None:
@@ -337,12 +337,12 @@ def _in_place_streams(s: RegisterState) -> None:
 
 
 def _sunk_loads(s: RegisterState) -> None:
-    sink_loads(s.live, s.costs, enabled=s.sink, capability=s.spec.capability, env=s.env, num_warps=s.num_warps)
+    sink_loads(s.live, s.costs, enabled=s.sink, streams_2d=s.spec.streams_2d_reductions, env=s.env, num_warps=s.num_warps)
 
 
 def _delayed_loads(s: RegisterState) -> None:
     if s.sink:
-        s.delayable = delayable_loads(s.live, s.costs, s.spec.capability)
+        s.delayable = delayable_loads(s.live, s.costs)
 
 
 def _short_accumulated_loads(s: RegisterState) -> None:
@@ -358,7 +358,7 @@ def _pipelined_operand_loads(s: RegisterState) -> None:
 
 
 def _unrolled_loads(s: RegisterState) -> None:
-    for vid, copies in unrolled_loads(s.live, s.env, hoist_full_tiles=s.spec.capability >= 90).items():
+    for vid, copies in unrolled_loads(s.live, s.env, hoist_full_tiles=s.spec.hoists_unrolled_tiles).items():
         s.costs.scale(vid, copies)
 
 
@@ -536,7 +536,7 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          _non_affine_offsets, "register_offsets"),
     Pass("TMA descriptors",
          "a tensor descriptor's registers on TMA targets", _tma_descriptors, "register_offsets",
-         Targets(min_capability=90)),
+         Targets(needs=("has_tma",))),
     Pass("unaligned pointers",
          "addresses built from a pointer loaded at run time are not vectorised: one 64-bit address per element",
          _unaligned_pointers, "register_unaligned"),
@@ -572,7 +572,7 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
                              "x·x over 64 fp32 per thread takes 32"))),
     Pass("delayed loads",
          "on sm_80 / sm_100 ptxas issues a looped sunk group's loads late to fit the budget (set found here, "
-         "squeezed below)", _delayed_loads, "register_delayed", Targets(capabilities=DELAYS_SUNK_LOADS)),
+         "squeezed below)", _delayed_loads, "register_delayed", Targets(needs=("delays_sunk_loads",))),
     Pass("short accumulated loads",
          "an in-loop accumulation of a short loaded row keeps about two 16-byte vectors in flight",
          _short_accumulated_loads, "register_vectors",
@@ -631,7 +631,7 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
                              "fla chunk_precond_kda_bwd and liger _mhc_post_res_bwd spill beyond it"),)),
     Pass("delayed-load squeeze",
          "the demand of a kernel with delayable loads squeezed towards the budget", _delayed_load_squeeze,
-         "register_delayed", Targets(capabilities=DELAYS_SUNK_LOADS)),
+         "register_delayed", Targets(needs=("delays_sunk_loads",))),
     Pass(_PARALLEL,
          "below the full-occupancy registers ptxas computes several elements' chains side by side: the demand "
          "rises towards that of the chains held whole", _parallel_chains, "register_parallel",
@@ -648,7 +648,7 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          _register_estimate, "registers", essential=True),
     Pass("Philox serialisation",
          "ptxas 13 runs independent Philox chains one after another when that reaches full occupancy",
-         _philox_serialisation, "spill_collapse", Targets(min_capability=90),
+         _philox_serialisation, "spill_collapse", Targets(needs=("serialises_philox",)),
          constants=(Constant("PHILOX_SERIAL_LIMIT", PHILOX_SERIAL_LIMIT, "× full-occupancy registers",
                              "Triton 3.9 tl.rand kernels, 2-8 warps, sm_90/sm_100: serialised up to 1.56, kept "
                              "at 2.19"),)),

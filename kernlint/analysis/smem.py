@@ -112,16 +112,16 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
 def _conversions(s: SmemState) -> None:
     # no num_stages in it: a config's stage variants share it on the liveness, keyed on the very dots list
     # (estimate() keeps one per target and num_warps there; any other list is computed afresh)
-    key = ("conversion scratch", s.num_warps, s.spec.capability, id(s.dots))
+    key = ("conversion scratch", s.num_warps, s.spec.stmatrix, s.spec.ldmatrix, id(s.dots))
     kept = s.live.cache.get(key)
     if kept is None or kept[0] is not s.dots:
         kept = s.live.cache[key] = (s.dots, conversion_scratch(s.live, s.producers, s.env, s.num_warps,
-                                                               s.spec.capability, s.dots))
+                                                               s.spec, s.dots))
     s.conversions += kept[1]
 
 
 def _gathers(s: SmemState) -> None:
-    s.conversions += gather_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability)
+    s.conversions += gather_scratch(s.live, s.producers, s.env, s.num_warps, s.spec)
 
 
 def _multi_dot_loops(s: SmemState) -> None:
@@ -305,8 +305,8 @@ def _straight_line(s: SmemState) -> None:
 
 def _reductions(s: SmemState) -> None:
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
-    uses = derived(s.live, ("reduction scratch", s.num_warps, s.spec.capability),   # no num_stages in it
-                   lambda: reduction_scratch(s.live, s.producers, s.env, s.num_warps, s.spec.capability))
+    uses = derived(s.live, ("reduction scratch", s.num_warps, s.spec.stmatrix, s.spec.ldmatrix),   # no num_stages in it
+                   lambda: reduction_scratch(s.live, s.producers, s.env, s.num_warps, s.spec))
     for use in uses:  # smem_reduce.py
         use_loop = None if s.region and use.loop in s.region_keys else use.loop
         if use_loop != use.loop:

@@ -31,6 +31,7 @@ from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, n
                                              slice_of)
 from kernlint.analysis.liveness import Liveness, derived, walk_back
 from kernlint.analysis.placement import DotPlacement, numel
+from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 
@@ -109,7 +110,7 @@ def _merge_sources(live: Liveness) -> dict[int, tuple[Value, Value]]:
 
 
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-                       num_warps: int, capability: int, dots: Sequence[DotPlacement] = ()) -> list[Conversion]:
+                       num_warps: int, spec: GpuSpec, dots: Sequence[DotPlacement] = ()) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
     accesses = derived(live, "conversion accesses", lambda: _accesses(live, producers, env))
     layouts = _layouts(accesses, num_warps)
@@ -180,7 +181,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
     def add(src: Layout, dst: Layout, bits: int, line: int, loop: int | None, what: str) -> None:
         if src == dst or not needs_shared_memory(src, dst):
             return
-        elems = scratch_elements(src, dst, bits, capability)
+        elems = scratch_elements(src, dst, bits, spec.stmatrix, spec.ldmatrix)
         out.append(Conversion(elems * bits // 8, line, f"{what}: {elems:,} × {bits // 8} B", loop, index))
 
     for index, step in enumerate(live.steps):

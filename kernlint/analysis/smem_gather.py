@@ -33,13 +33,14 @@ from kernlint.analysis.smem_convert import (
     _layouts,
     _shaped_layout,
 )
+from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
 THREADS_PER_WARP = 32
 
 
 def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any], num_warps: int,
-                   capability: int) -> list[Conversion]:
+                   spec: GpuSpec) -> list[Conversion]:
     """One entry per `tl.gather`: the largest of the conversions of its source, its index and its result."""
     gathers = [s for s in live.steps if not s.is_end and s.op.kind == OpKind.GATHER and len(s.op.operands) == 2]
     if not gathers or num_warps < 1:
@@ -111,10 +112,10 @@ def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str
             for layout, bits in frontier(value):
                 dst = gathered[shape]
                 if layout.shape == dst.shape and layout != dst and needs_shared_memory(layout, dst):
-                    best = max(best, scratch_elements(layout, dst, bits, capability) * bits // 8)
+                    best = max(best, scratch_elements(layout, dst, bits, spec.stmatrix, spec.ldmatrix) * bits // 8)
         if op.result is not None:
             best = max(best, _result_conversion(op.result, gathered[index_shape], live, env, accesses, layouts,
-                                                num_warps, capability))
+                                                num_warps, spec))
         if best:
             out.append(Conversion(best, op.line, f"tl.gather on axis {axis} in its warp-local layout",
                                   step.loops[-1] if step.loops else None))
@@ -123,7 +124,7 @@ def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str
 
 def _result_conversion(result: Value, layout: Layout, live: Liveness, env: Mapping[str, Any],
                        accesses: Mapping[int, Any], layouts: Mapping[int, tuple[tuple[int, ...], tuple[int, ...]]],
-                       num_warps: int, capability: int) -> int:
+                       num_warps: int, spec: GpuSpec) -> int:
     """Scratch bytes of converting the gathered tile to the layout of the store it reaches through reshapes,
     casts and element-wise ops (0 when it reaches none)."""
     users = readers(live)
@@ -140,7 +141,7 @@ def _result_conversion(result: Value, layout: Layout, live: Liveness, env: Mappi
                 bits = max(8, int(8 * element_bytes(value.dtype)))
                 if dst.shape != layout.shape or dst == layout or not needs_shared_memory(layout, dst):
                     return 0
-                return scratch_elements(layout, dst, bits, capability) * bits // 8
+                return scratch_elements(layout, dst, bits, spec.stmatrix, spec.ldmatrix) * bits // 8
             if op.result is not None and nxt is None and op.kind in (OpKind.RESHAPE, *_PASS_THROUGH):
                 shape = tile_shape(op.result, env)
                 if shape is None:

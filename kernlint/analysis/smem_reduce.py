@@ -35,6 +35,7 @@ from typing import Any
 from kernlint.analysis.access_layout import Access, memory_order, memory_shapes, size_per_thread
 from kernlint.analysis.axis_info import tile_shape
 from kernlint.analysis.liveness import Liveness
+from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
 LANES = 32
@@ -250,7 +251,7 @@ def _operand_bits(op: Op) -> list[int]:
 
 
 def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
-                      num_warps: int, capability: int = 80) -> list[ScratchUse]:
+                      num_warps: int, spec: GpuSpec) -> list[ScratchUse]:
     """Scratch of every reduce and scan, and of the conversion of a reduced tile to its store's layout."""
     if num_warps <= 1:
         return []
@@ -296,5 +297,5 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
     if reduce_layouts:
         # imported here: smem_reduced_store builds on this module's layouts
         from kernlint.analysis.smem_reduced_store import reduced_store_conversions
-        uses.extend(reduced_store_conversions(live, producers, env, num_warps, memory, reduce_layouts, capability))
+        uses.extend(reduced_store_conversions(live, producers, env, num_warps, memory, reduce_layouts, spec))
     return uses

@@ -15,13 +15,14 @@ from kernlint.analysis import linear_layout
 from kernlint.analysis.access_layout import Access, size_per_thread
 from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.smem_reduce import Layout, ScratchUse, _dims, blocked_layout
+from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 
 
 def reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
                                num_warps: int, memory: list[Access],
                                reduce_layouts: Mapping[int, tuple[Layout, int]],
-                               capability: int = 80) -> list[ScratchUse]:
+                               spec: GpuSpec) -> list[ScratchUse]:
     """A reduced tile keeps the sliced layout of its operand; the store of it has its own coalesced layout,
     so Triton converts at the store (ttg.convert_layout before tt.store). Through shared memory when the
     warps hold different elements in the two layouts (otherwise registers/shuffles): numel × element."""
@@ -66,7 +67,7 @@ def reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: 
         joined = _loaded_join_dtype(value, producers, reduce_layouts) if dims[0] >= 32 * num_warps else None
         if joined is not None and not atomic:
             ebytes = element_bytes(joined)
-        elems = _store_conversion_elements(parent, axis, dims[0], store_spt, num_warps, int(ebytes * 8), capability)
+        elems = _store_conversion_elements(parent, axis, dims[0], store_spt, num_warps, int(ebytes * 8), spec)
         nbytes = elems * int(ebytes)
         uses.append(ScratchUse(step.loops[-1] if step.loops else None,
                                "reduced tile to atomic layout" if atomic else "reduced tile to store layout",
@@ -75,7 +76,7 @@ def reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: 
 
 
 def _store_conversion_elements(parent: Layout, axis: int, n: int, store_spt: int, num_warps: int, bitwidth: int,
-                               capability: int) -> int:
+                               spec: GpuSpec) -> int:
     """Elements of the swizzled scratch of the sliced → store-layout conversion (linear_layout.scratch_
     elements: numel / reps). A thread that keeps several rows of the row sums in both layouts moves them in
     rounds: unsloth's fp8 row-wise GEMV ([BLOCK_N, 512] fp32 row sums, 2 warps, Triton 3.9 sm_90) takes
@@ -85,7 +86,7 @@ def _store_conversion_elements(parent: Layout, axis: int, n: int, store_spt: int
     try:
         src = linear_layout.slice_of(shape, spt, parent.order, num_warps, axis)
         dst = linear_layout.blocked((n,), (store_spt,), (0,), num_warps)
-        return max(1, min(n, linear_layout.scratch_elements(src, dst, bitwidth, capability)))
+        return max(1, min(n, linear_layout.scratch_elements(src, dst, bitwidth, spec.stmatrix, spec.ldmatrix)))
     except (ValueError, IndexError, ZeroDivisionError):   # a layout the rebuild does not cover: whole tile
         return n
 

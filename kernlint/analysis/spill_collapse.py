@@ -110,7 +110,7 @@ def apply_philox_serialisation(regs: RegisterEstimate, spec: GpuSpec, num_warps:
                                maxnreg: int | None = None) -> RegisterEstimate:
     """The register estimate with the Philox chains run one at a time where that reaches full occupancy."""
     target = full_occupancy_registers(spec, num_warps)
-    if (not regs.serial_regs or maxnreg is not None or spec.capability < 90 or num_warps < 2
+    if (not regs.serial_regs or maxnreg is not None or not spec.serialises_philox or num_warps < 2
             or not target < regs.demand <= PHILOX_SERIAL_LIMIT * target):
         return regs
     if regs.demand - regs.serial_regs + PHILOX_STATE_WORDS > target:

@@ -18,9 +18,16 @@ Sources (abbreviations used in the comments below):
               RTX 4090); NVIDIA RTX Blackwell GPU Architecture (RTX 5090). GeForce parts run FP16 tensor-core
               math with FP32 accumulation (what `tl.dot` does) at half their FP16-accumulate rate.
   [TPU]       TechPowerUp GPU Database (clocks NVIDIA's data sheet leaves out).
+  [PTX-ISA]   PTX ISA: stmatrix (sm_90+), ldmatrix (sm_75+), cp.async.bulk.tensor / TMA (sm_90+).
+  [T39]       measured with Triton 3.9 (ptxas 12.9 on sm_80, 13.x on sm_90/sm_100); the measurement is named in
+              the docstring of the analysis module that reads the field.
   [UNPUBLISHED] NVIDIA publishes no number: the value the time model used before this table held it; replace
               it with a published or measured one.
 Tensor-core peaks are dense (the data sheets' "with sparsity" figures halved).
+
+Per-target compiler and hardware behaviour lives here too, never as `capability` or family comparisons in
+the analyses: the boolean fields below (`has_tma`, `stmatrix`, `delays_sunk_loads`, ...) say what a target
+does, and `GpuSpec.mma` (an `MmaFamily` of MMA_FAMILIES) what its tensor-core family's lowering does.
 
 The time model (kernlint/recommend/model.py) reads `dram_gbps`, `boost_clock_ghz`, `l2_mb` and
 `tensor_tflops`; the occupancy and shared-memory analyses read the rest.
@@ -40,6 +47,45 @@ class TensorTflops:
     fp16: float                   # fp16 and bf16 operands
     tf32: float
     fp8: float                    # 0.0: no FP8 tensor cores
+
+
+@dataclass(frozen=True, slots=True)
+class MmaFamily:
+    """What Triton's lowering of `tl.dot` does on one tensor-core family (the value of GpuSpec.tensor_core)."""
+
+    name: str                     # "mma_sync", "wgmma", "tcgen05"
+    async_mma: bool               # warpgroup MMA reading shared-memory operands asynchronously (wgmma, tcgen05):
+                                  # dots of >= 4 warps and >= 64 rows use it; mma.sync reads registers
+    max_warps: int                # above this num_warps the dots fall back to mma.sync (tcgen05: 8) [T39]
+    tmem_accumulator: bool        # the accumulator lives in tensor memory, read back through registers [PTX-TCGEN05]
+    stages_every_operand_load: bool   # the pipeliner stages every load feeding the MMA, moving or not, and waits
+                                  # on each MMA's completion mbarrier (tcgen05) [T39, analysis/placement.py]
+    holds_accumulated_loads: bool     # ptxas keeps every load of two or more in-loop accumulations in flight
+                                  # (sm_100) [T39, analysis/register_streams.py]
+    swizzle_aligns_staged: bool   # a staged 128-B-row operand read by dots of two loops is aligned to the
+                                  # 1,024-B swizzle atom (tcgen05) [T39, analysis/smem_swizzle.py]
+    reshaped_operand_in_registers: bool  # a reshaped pointer-load operand is loaded into registers and staged
+                                  # once (the cp.async pipeliner of mma.sync) [T39, analysis/operand_loads.py]
+    int8_operand_k_major_only: bool  # an 8-bit B operand that is N-contiguous is not pipelined (wgmma reads
+                                  # 8-bit operands K-major only; tcgen05 either order) [T39, analysis/operand_loads.py]
+    transposed_a_copied_at_use: bool  # an async dot's transposed A operand is copied at the dot, not at its
+                                  # source (wgmma) [T39, analysis/smem_straight.py]
+
+
+MMA_FAMILIES: dict[str, MmaFamily] = {
+    "mma_sync": MmaFamily("mma_sync", async_mma=False, max_warps=32, tmem_accumulator=False,
+                          stages_every_operand_load=False, holds_accumulated_loads=False, swizzle_aligns_staged=False,
+                          reshaped_operand_in_registers=True, int8_operand_k_major_only=False,
+                          transposed_a_copied_at_use=False),
+    "wgmma": MmaFamily("wgmma", async_mma=True, max_warps=32, tmem_accumulator=False,
+                       stages_every_operand_load=False, holds_accumulated_loads=False, swizzle_aligns_staged=False,
+                       reshaped_operand_in_registers=False, int8_operand_k_major_only=True,
+                       transposed_a_copied_at_use=True),
+    "tcgen05": MmaFamily("tcgen05", async_mma=True, max_warps=8, tmem_accumulator=True,
+                         stages_every_operand_load=True, holds_accumulated_loads=True, swizzle_aligns_staged=True,
+                         reshaped_operand_in_registers=False, int8_operand_k_major_only=False,
+                         transposed_a_copied_at_use=False),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +111,22 @@ class GpuSpec:
     boost_clock_ghz: float        # SM boost clock [WP-*] or [DS-*]
     l2_mb: float                  # L2 capacity, MB [WP-*] or [DS-*]
     tensor_tflops: TensorTflops   # [DS-*] or [WP-*]
+    # Per-target behaviour the analyses read (each record says why it holds there):
+    has_tma: bool                 # tensor descriptors stay TMA tensormaps (sm_90+) [PTX-ISA]; else pointer tiles
+    stmatrix: bool                # layout conversions may write shared memory with stmatrix (sm_90+) [PTX-ISA]
+    ldmatrix: bool                # ... and read it with ldmatrix (sm_75+) [PTX-ISA]
+    hoists_unrolled_tiles: bool   # ptxas issues every tl.static_range iteration's full tiles at once [T39]
+    streams_2d_reductions: bool   # ptxas streams a 2-D reduction's loads through a window [T39]
+    delays_sunk_loads: bool       # ptxas delays a looped sunk group's loads to fit the budget [T39]
+    serialises_philox: bool       # ptxas runs independent Philox chains one after another to reach full
+                                  # occupancy [T39]
+    smem_carveout_steps_kb: tuple[int, ...]   # (second-largest, largest) shared-memory carve-out steps where a
+                                  # CTA above the second measured slower (time model); () where not measured
+
+    @property
+    def mma(self) -> MmaFamily:
+        """What the lowering of tl.dot does on this target's tensor-core family."""
+        return MMA_FAMILIES[self.tensor_core]
 
     @property
     def max_warps_per_sm(self) -> int:
@@ -97,6 +159,12 @@ def _sm90(key: str, name: str, memory: str, dram_gbps: float) -> GpuSpec:
         boost_clock_ghz=1.98,        # [WP-H100]; the H200 is the same GH100 SXM configuration
         l2_mb=50,                    # [WP-H100]
         tensor_tflops=TensorTflops(fp16=989.4, tf32=494.7, fp8=1978.9),   # [DS-H100 SXM5], [DS-H200]
+        has_tma=True, stmatrix=True, ldmatrix=True,   # sm_90 [PTX-ISA]
+        hoists_unrolled_tiles=True,  # [T39]: all taps' loads in flight (analysis/register_unroll.py)
+        streams_2d_reductions=True,  # [T39] (analysis/register_streams.py, sink_loads)
+        delays_sunk_loads=False,     # [T39]: ptxas 13 on sm_90 spills instead (analysis/register_delayed.py)
+        serialises_philox=True,      # [T39]: tl.rand kernels at 2-8 warps (analysis/spill_collapse.py)
+        smem_carveout_steps_kb=(196, 228),   # cc 9.0 carve-out steps [CUDA-CC]; penalty measured on H200
     )
 
 
@@ -119,6 +187,12 @@ SPECS: dict[str, GpuSpec] = {
         boost_clock_ghz=1.9,         # [UNPUBLISHED]
         l2_mb=126,                   # [UNPUBLISHED]
         tensor_tflops=TensorTflops(fp16=2250, tf32=1100, fp8=4500),   # [DS-B200] (HGX B200, per GPU)
+        has_tma=True, stmatrix=True, ldmatrix=True,   # sm_100 [PTX-ISA]
+        hoists_unrolled_tiles=True,  # [T39] (analysis/register_unroll.py)
+        streams_2d_reductions=False,  # [T39]: sm_100 holds a 2-D reduction's tiles (analysis/register_streams.py)
+        delays_sunk_loads=True,      # [T39] (analysis/register_delayed.py)
+        serialises_philox=True,      # [T39] (analysis/spill_collapse.py)
+        smem_carveout_steps_kb=(),   # carve-out penalty not measured on sm_100
     ),
     "a100": GpuSpec(
         key="a100", name="A100 SXM", arch="sm_80", capability=80,
@@ -136,6 +210,12 @@ SPECS: dict[str, GpuSpec] = {
         boost_clock_ghz=1.41,        # [WP-A100]
         l2_mb=40,                    # [WP-A100]
         tensor_tflops=TensorTflops(fp16=312, tf32=156, fp8=0.0),   # [DS-A100]
+        has_tma=False, stmatrix=False, ldmatrix=True,   # sm_80: no TMA, no stmatrix [PTX-ISA]
+        hoists_unrolled_tiles=False,  # [T39]: only the small operands in flight (analysis/register_unroll.py)
+        streams_2d_reductions=True,  # [T39] (analysis/register_streams.py)
+        delays_sunk_loads=True,      # [T39]: ptxas 12.9 (analysis/register_delayed.py)
+        serialises_philox=False,     # [T39]: ptxas 12.9 keeps the chains (analysis/spill_collapse.py)
+        smem_carveout_steps_kb=(),   # carve-out penalty not measured on sm_80
     ),
     "l40s": GpuSpec(
         key="l40s", name="L40S", arch="sm_89", capability=89,
@@ -153,6 +233,12 @@ SPECS: dict[str, GpuSpec] = {
         boost_clock_ghz=2.52,        # [TPU]
         l2_mb=96,                    # [WP-Ada]: AD102's L2
         tensor_tflops=TensorTflops(fp16=362.05, tf32=183, fp8=733),   # [DS-L40S]
+        has_tma=False, stmatrix=False, ldmatrix=True,   # sm_89 as sm_80 [PTX-ISA]
+        hoists_unrolled_tiles=False,  # sm_80's ptxas behaviour assumed (no sm_89 truth)
+        streams_2d_reductions=True,
+        delays_sunk_loads=False,     # measured on sm_80 / sm_100 only
+        serialises_philox=False,     # as sm_80
+        smem_carveout_steps_kb=(),
     ),
     "rtx4090": GpuSpec(
         key="rtx4090", name="GeForce RTX 4090", arch="sm_89", capability=89,
@@ -168,6 +254,12 @@ SPECS: dict[str, GpuSpec] = {
         boost_clock_ghz=2.52,        # [WP-Ada]
         l2_mb=72,                    # [WP-Ada]
         tensor_tflops=TensorTflops(fp16=165.2, tf32=82.6, fp8=330.3),   # [WP-Ada], FP32 accumulation
+        has_tma=False, stmatrix=False, ldmatrix=True,   # sm_89 as sm_80 [PTX-ISA]
+        hoists_unrolled_tiles=False,  # sm_80's ptxas behaviour assumed (no sm_89 truth)
+        streams_2d_reductions=True,
+        delays_sunk_loads=False,     # measured on sm_80 / sm_100 only
+        serialises_philox=False,     # as sm_80
+        smem_carveout_steps_kb=(),
     ),
     "rtx5090": GpuSpec(
         key="rtx5090", name="GeForce RTX 5090", arch="sm_120", capability=120,
@@ -183,6 +275,12 @@ SPECS: dict[str, GpuSpec] = {
         boost_clock_ghz=2.407,       # [WP-RTX Blackwell]
         l2_mb=96,                    # [WP-RTX Blackwell]
         tensor_tflops=TensorTflops(fp16=209.5, tf32=104.8, fp8=419),   # [WP-RTX Blackwell], FP32 accumulation
+        has_tma=True, stmatrix=True, ldmatrix=True,   # sm_120 [PTX-ISA]
+        hoists_unrolled_tiles=True,  # sm_90+ ptxas behaviour assumed (no sm_120 truth)
+        streams_2d_reductions=False,  # as sm_100 (no sm_120 truth)
+        delays_sunk_loads=False,     # measured on sm_80 / sm_100 only
+        serialises_philox=True,      # as sm_90 / sm_100 (no sm_120 truth)
+        smem_carveout_steps_kb=(),
     ),
 }
 

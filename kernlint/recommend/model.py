@@ -82,7 +82,8 @@ L1_WAVEFRONTS_PER_CLK = 1.0    # Hopper L1: one 128-B wavefront per clock per SM
 # saved H200 timing: 0.9752 -> 0.9767 (bf16 matmul 0.970 -> 0.977, attention 0.987 -> 0.990); 2-10 % give
 # the same picks; counted per SM (resident CTAs together) it lost 1-2 % on HEAD_DIM 64 attention. Live, H200
 # runs 29-31 with the term: 0.9794 / 0.9796 / 0.9791 of the best (runs 27 / 28 without it: 0.9781 / 0.9762).
-SMEM_CARVEOUT_STEPS_KB = {90: (196, 228)}   # measured on sm_90 only: sm_80 (steps 132/164) and sm_100 are not
+# The steps are the target's GpuSpec.smem_carveout_steps_kb, set on sm_90 only: sm_80 (steps 132/164) and
+# sm_100 are not measured.
 FULL_CARVEOUT_PENALTY = 0.03
 
 
@@ -277,7 +278,7 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
     eff = 1.0
     if work.flops:
         asyncs = [d.async_mma for d in est.dots]
-        if spec.tensor_core != "mma_sync" and not all(asyncs):
+        if spec.mma.async_mma and not all(asyncs):
             eff *= MMA_SYNC_ON_ASYNC_HW
             notes.append("no wgmma (needs ≥ 4 warps and ≥ 64-row tiles): mma.sync")
         ns = [d.n for d in est.dots if d.n]
@@ -342,7 +343,7 @@ def score(est: KernelEstimate, work: Work, spec: GpuSpec, ctas: int | None) -> S
         notes.append(f"{in_flight / 1024:.0f} KiB in flight per SM covers {mem_eff:.0%} of the latency")
     if work.unknown_trips:
         notes.append("loop trip count unknown at line(s) " + ",".join(map(str, work.unknown_trips)) + ": assumed 8")
-    steps = SMEM_CARVEOUT_STEPS_KB.get(spec.capability)
+    steps = spec.smem_carveout_steps_kb
     if steps and est.smem is not None and est.smem.total > steps[0] * 1024:
         wave *= 1 + FULL_CARVEOUT_PENALTY
         notes.append(f"{est.smem.total // 1024} KB of shared memory per CTA, above the {steps[0]} KB carve-out step "

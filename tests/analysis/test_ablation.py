@@ -2,6 +2,7 @@
 estimate with passes disabled (benchmarks/ablation.py) is the default estimate when nothing is disabled."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -15,7 +16,7 @@ from kernlint.analysis.passes import TARGET_FAMILIES, Pass, validate_disabled
 from kernlint.analysis.registers import REGISTER_PASSES
 from kernlint.analysis.smem import SMEM_PASSES
 from kernlint.pipeline.api import Settings, lint_paths
-from kernlint.hardware.specs import SPECS
+from kernlint.hardware.specs import SPECS, GpuSpec
 
 PASSES: tuple[Pass[Any], ...] = (*REGISTER_PASSES, *SMEM_PASSES)
 
@@ -37,11 +38,11 @@ def test_every_pass_is_declared_in_full() -> None:
 
 def test_every_pass_targets_real_target_families() -> None:
     families = {s.tensor_core for s in SPECS.values()}
-    capabilities = {s.capability for s in SPECS.values()}
+    behaviours = {f.name for f in dataclasses.fields(GpuSpec) if f.type in ("bool", bool)}
     assert families == TARGET_FAMILIES
     for p in PASSES:
         assert p.targets.families and p.targets.families <= families, (p.name, p.targets)
-        assert p.targets.capabilities is None or p.targets.capabilities <= capabilities, (p.name, p.targets)
+        assert set(p.targets.needs) <= behaviours, (p.name, p.targets, "needs names boolean GpuSpec fields")
         assert any(p.targets.applies(s) for s in SPECS.values()), f"{p.name} applies to no target"
 
 

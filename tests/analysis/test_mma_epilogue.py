@@ -7,6 +7,7 @@ import pytest
 
 from conftest import ROOT
 from kernlint.analysis.linear_layout import blocked, mma_accumulator, mma_warps, needs_shared_memory, scratch_elements
+from kernlint.hardware.specs import SPECS
 from kernlint.pipeline.api import Settings, lint_paths
 
 ARGS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "stride_ak": "1", "stride_bn": "1", "stride_cn": "1"}
@@ -34,19 +35,19 @@ def test_accumulator_layout_covers_the_tile_once() -> None:
     assert sorted(bases) == [1 << i for i in range(13)]
 
 
-@pytest.mark.parametrize("capability, warps, wgmma, truth_bytes", [
+@pytest.mark.parametrize("target, warps, wgmma, truth_bytes", [
     # 128 × 64 bf16 tile stored 8 elements per thread: 8 warps stack along M in the MMA layout and along
     # rows in the blocked one, no register bit in common → the whole tile (128 × 64 × 2 B)
-    (90, 8, True, 16384),
+    ("h100", 8, True, 16384),
     # 4 warps cover 64 rows: the second half repeats in registers on both sides → half the tile
-    (90, 4, True, 8192),
+    ("h100", 4, True, 8192),
 ])
-def test_epilogue_scratch_halves_when_both_layouts_repeat_over_m(capability: int, warps: int, wgmma: bool,
+def test_epilogue_scratch_halves_when_both_layouts_repeat_over_m(target: str, warps: int, wgmma: bool,
                                                                    truth_bytes: int) -> None:
     src = mma_accumulator((128, 64), warps, wgmma)
     dst = blocked((128, 64), (1, 8), (1, 0), warps)
     assert needs_shared_memory(src, dst)
-    assert scratch_elements(src, dst, 16, capability) * 2 == truth_bytes
+    assert scratch_elements(src, dst, 16, SPECS[target].stmatrix, SPECS[target].ldmatrix) * 2 == truth_bytes
 
 
 @pytest.mark.parametrize("target, bm, bn, warps, stages, truth_shared", [

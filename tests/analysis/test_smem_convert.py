@@ -6,6 +6,7 @@ import pytest
 
 from conftest import ROOT
 from kernlint.analysis.linear_layout import blocked, needs_shared_memory, scratch_elements, slice_of
+from kernlint.hardware.specs import SPECS
 from kernlint.pipeline.api import Settings, lint_paths
 
 
@@ -28,23 +29,23 @@ def test_scratch_of_store_conversions_matches_truth(n: int, src_vec: int, dst_ve
     assert scratch_elements(src, dst, bits) * bits // 8 == truth_bytes
 
 
-@pytest.mark.parametrize("capability, truth_bytes", [(80, 1024), (90, 512), (100, 512)])
-def test_vector_broadcast_into_tile_matches_truth_per_target(capability: int, truth_bytes: int) -> None:
+@pytest.mark.parametrize("target, truth_bytes", [("a100", 1024), ("h100", 512), ("b200", 512)])
+def test_vector_broadcast_into_tile_matches_truth_per_target(target: str, truth_bytes: int) -> None:
     # causal conv1d, BLOCK_L = BLOCK_D = 256, 4 warps: [256] 2/thread -> slice(0) of [256, 256] 8/thread;
     # sm_90/100 can write through the stmatrix lane pattern and keep one register bit as a rep
     src = _vec(256, 2, 4)
     dst = slice_of((256, 256), (1, 8), (1, 0), 4, 0)
     assert needs_shared_memory(src, dst)
-    assert scratch_elements(src, dst, 32, capability) * 4 == truth_bytes
+    assert scratch_elements(src, dst, 32, SPECS[target].stmatrix, SPECS[target].ldmatrix) * 4 == truth_bytes
 
 
-@pytest.mark.parametrize("capability, truth_bytes", [(80, 256), (90, 128), (100, 128)])
-def test_rope_cos_broadcast_one_warp_matches_truth_per_target(capability: int, truth_bytes: int) -> None:
+@pytest.mark.parametrize("target, truth_bytes", [("a100", 256), ("h100", 128), ("b200", 128)])
+def test_rope_cos_broadcast_one_warp_matches_truth_per_target(target: str, truth_bytes: int) -> None:
     # examples/rope.py BLOCK_H=32, 1 warp: [64] 2/thread -> slice(0) of [32, 64] 8/thread
     src = _vec(64, 2, 1)
     dst = slice_of((32, 64), (1, 8), (1, 0), 1, 0)
     assert needs_shared_memory(src, dst)
-    assert scratch_elements(src, dst, 32, capability) * 4 == truth_bytes
+    assert scratch_elements(src, dst, 32, SPECS[target].stmatrix, SPECS[target].ldmatrix) * 4 == truth_bytes
 
 
 @pytest.mark.parametrize("src, dst, truth_needs_smem", [
