@@ -240,14 +240,14 @@ def loop_dot_buffers(live: Liveness, dots: list[DotPlacement], loop_id: int, env
         stores = [step_of[s.op.id] for s in live.steps if not s.is_end and s.op.kind == OpKind.STORE
                   and s.op.id in in_loop]
         out.append(_unpipelined_peak(tiles, producers, carried_init, env, num_warps, step_of, scratch, stores))
-        if spec.tensor_core == "tcgen05" and any(d.async_mma for d in loop_dots):
+        if spec.mma.stages_every_operand_load and any(d.async_mma for d in loop_dots):
             # each MMA waits on its own 8-B mbarrier, one at a time (TTGIR: local_alloc 1xi64, init, wait, inval
             # around every tc_gen5_mma; fla chunk_bwd_kernel_dqkwg and the suite above: copies + 8 B on sm_100;
             # q·kᵀ then p·v at 64×64×64, 4 warps, num_stages 1 and flash-attn AMD attn_fwd folded: 16,392 / 65,544 B)
             out.append(("mbarriers", MMA_WAIT_BARRIER_BYTES, "one MMA completion barrier at a time",
                         loop_dots[0].op.line))
         return out
-    all_tcgen05 = spec.tensor_core == "tcgen05" and all(d.async_mma for d in loop_dots)
+    all_tcgen05 = spec.mma.stages_every_operand_load and all(d.async_mma for d in loop_dots)
     transient: list[tuple[str, int, str, int]] = []
     for tile in tiles.values():
         line = tile.load.line

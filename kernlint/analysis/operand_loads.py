@@ -52,7 +52,7 @@ def register_loaded_b(operand: Value, load: Op, producers: Mapping[int, Op], spe
     64×128×32 w4 s5 → 4 × 4,096 (A) + 8,192 (B) = 24,576 B. With 2-D blocks both are pipelined (49,152 B).
     Descriptors are rewritten to pointer loads on sm_80 (no TMA) before the pipeliner runs.
     """
-    if spec.tensor_core != "mma_sync" or load.result is None:
+    if not spec.mma.reshaped_operand_in_registers or load.result is None:
         return False
     producer = producers.get(operand.id)
     return (producer is not None and producer.kind == OpKind.RESHAPE
@@ -100,7 +100,7 @@ def mn_major_8bit_b(operand: Value, load: Op, producers: Mapping[int, Op], env: 
     N): 4 × 16,384 (A) + 16,384 (B) = 81,920 B where a pipelined B would make 131,072 B. tcgen05 reads
     either major order (the same kernel on sm_100: 131,088 B, both operands pipelined)."""
     res = load.result
-    if spec.tensor_core != "wgmma" or res is None or res.id != operand.id or len(res.shape) != 2 \
+    if not spec.mma.int8_operand_k_major_only or res is None or res.id != operand.id or len(res.shape) != 2 \
             or element_bytes(res.dtype) != 1 or not load.operands:
         return False
     pointer = load.operands[0]

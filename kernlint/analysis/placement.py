@@ -19,7 +19,7 @@ from kernlint.analysis.operand_loads import (  # noqa: F401 - numel is imported 
 )
 from kernlint.analysis.liveness import (Liveness, carried_inits, invariant_load, loop_ops, producers as producers_of,
                                         walk_back)
-from kernlint.hardware.specs import GpuSpec
+from kernlint.hardware.specs import MMA_FAMILIES, GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
@@ -161,7 +161,7 @@ def mma_family(tensor_core: str, num_warps: int) -> str:
     mma.sync — no TMEM, num_stages − 1 operand buffers (128×128×64 w16 s4 → 98,304 B, tmem 0) — and ptxas
     then allocates like sm_80: attention backward dq 128×32 · 16 warps 64 registers + 1,464 B spilled on
     sm_100, 64 + 1,488 B on sm_80."""
-    return "mma_sync" if tensor_core == "tcgen05" and num_warps > 8 else tensor_core
+    return "mma_sync" if num_warps > MMA_FAMILIES[tensor_core].max_warps else tensor_core
 
 
 def _hoisted(op: Op, loops: tuple[int, ...], live: Liveness, producers: Mapping[int, Op]) -> tuple[int, ...]:
@@ -225,13 +225,13 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         loops = step.loops
         in_loop = loops[-1] if loops else None
         # wgmma needs a warpgroup (4 warps) and 64-row tiles; otherwise Triton falls back to mma.sync.
-        async_mma = (spec.tensor_core in ("wgmma", "tcgen05") and num_warps >= 4 and (m or 0) >= 64
+        async_mma = (spec.mma.async_mma and num_warps >= 4 and (m or 0) >= 64
                      and not _fma_dot(op, env))
         if mma_family(spec.tensor_core, num_warps) != spec.tensor_core:
             async_mma = False
         # tcgen05's pipeliner stages every load feeding the MMA, moving or not (Triton 3.9, sm_100, the same
         # 128×128×64 operands every trip at 4 warps, num_stages 3: 3 × 32,768 + 16 B; sm_80/sm_90: 32,768 B)
-        step_loops = raw_loops if spec.tensor_core == "tcgen05" and async_mma else hoisted_loops
+        step_loops = raw_loops if spec.mma.stages_every_operand_load and async_mma else hoisted_loops
         pipelined: list[Value] = []
         nbytes = staged = 0
         staged_loads: list[tuple[int, int]] = []
@@ -280,7 +280,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                             or _scalar_loaded(load, producers, env, carried, all_loops):
                         continue
                     if through is not None and len(res.shape) == len(a_operand.shape) \
-                            and not (async_mma and spec.tensor_core == "tcgen05"):
+                            and not (async_mma and spec.mma.stages_every_operand_load):
                         continue
                     lsize = numel(res, env)
                     feeding += int(lsize * element_bytes(res.dtype)) if lsize else 0
@@ -332,7 +332,7 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
                     size = numel(src, env)
                     if size is not None:
                         nbytes += int(size * element_bytes(src.dtype))
-        tmem = spec.tensor_core == "tcgen05" and async_mma
+        tmem = spec.mma.tmem_accumulator and async_mma
         out.append(DotPlacement(op, m, n, k, in_loop, async_mma, tuple(pipelined), nbytes, tmem, staged, tma, tuple(views), computed,
                                 feeding, tuple(in_registers), _fma_dot(op, env), tuple(element_loaded),
                                 tuple(staged_loads), scratch, invariant_copy))

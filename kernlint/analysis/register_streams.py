@@ -24,6 +24,7 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
 from kernlint.analysis.placement import _producer_map
+from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 
 _CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
@@ -374,7 +375,7 @@ def window_accumulated_loads(live: Liveness, costs: dict[int, float], tensor_cor
         return start, max(end, start + 1)   # half-open, as liveness.occupies
 
     for group, accumulators in derived(live, "accumulated loads", lambda: accumulated_loads(live)):
-        if tensor_core == "tcgen05" and accumulators > 1:
+        if MMA_FAMILIES[tensor_core].holds_accumulated_loads and accumulators > 1:
             continue
         before = {v: costs.get(v, 0.0) for v in group}
         for vid in group:

@@ -24,8 +24,9 @@ from typing import Any
 
 from kernlint.analysis.liveness import (Liveness, producers as producers_of, readers as readers_of, step_positions,
                                        walk_back)
-from kernlint.analysis.placement import DotPlacement, _source_load, numel
+from kernlint.analysis.placement import DotPlacement, _source_load, mma_family, numel
 from kernlint.analysis.register_merges import merge_sources
+from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 
@@ -228,7 +229,7 @@ def deferred_row_sums(live: Liveness, dots: list[DotPlacement], env: Mapping[str
     (tests/analysis/test_register_deferred_row_sum.py compiles both when Triton is installed). With two
     threads per row (128 × 64 at 8 warps) the sum goes through shared memory and nothing extra is held: 113
     registers with or without it. So the copy is counted only where a thread owns a row."""
-    if tensor_core != "tcgen05" or num_warps > 8:   # 16 warps: the dots fall back to mma.sync
+    if not MMA_FAMILIES[mma_family(tensor_core, num_warps)].tmem_accumulator:   # 16 warps: mma.sync fallback
         return {}
     users = readers_of(live)
     producers = producers_of(live)

@@ -35,6 +35,7 @@ from kernlint.analysis.axis_info import load_vector_bytes
 from kernlint.analysis.liveness import Liveness, derived, producers
 from kernlint.analysis.operand_loads import numel
 from kernlint.analysis.register_streams import accumulated_loads
+from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, element_bytes
 
 VECTOR_BYTES = 16      # one LDG.E.128
@@ -61,7 +62,7 @@ def stream_short_accumulated_loads(live: Liveness, costs: dict[int, float], env:
     (and more than IN_FLIGHT) to IN_FLIGHT vectors of the widest load (in place)."""
     loads = {s.op.result.id: s.op for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD and s.op.result}
     for group, accumulators in derived(live, "accumulated loads", lambda: accumulated_loads(live)):
-        if tensor_core == "tcgen05" and accumulators > 1:
+        if MMA_FAMILIES[tensor_core].holds_accumulated_loads and accumulators > 1:
             continue   # sm_100 holds every load of two or more accumulations (register_streams.py)
         widths = [load_vectors(live, loads[v], env, threads) for v in group if v in loads]
         if not widths or None in widths:

@@ -152,19 +152,19 @@ def _pipelined_operands(s: SmemState) -> None:
         # operands get num_stages − 1 buffers and the loop one 8-B barrier. Measured (Triton 3.9,
         # examples/persistent_matmul.py, B offsets clamped by tl.where): 64×64×64 s3 → 2 × 8,192 (A)
         # + 8,192 (B) + 8 = 24,584 B; 128×64×64 s4 → 3 × 16,384 + 8,192 + 8 = 57,352 B.
-        staged_b = spec.tensor_core == "tcgen05" and bool(d.register_pipelined) \
+        staged_b = spec.mma.stages_every_operand_load and bool(d.register_pipelined) \
             and not mma_waits_on_staged_copy(d, s.loop_ops, s.parents, s.env, spec, stages)
         buffers = _stages_for(stages, spec, d.async_mma and not staged_b)
         if d.operand_bytes == 0:
             s.complete = False
         operand_total = buffers * d.operand_bytes
-        if d.tma and not d.async_mma and spec.tensor_core != "mma_sync":
+        if d.tma and not d.async_mma and spec.mma.async_mma:
             operand_total = _tma_fallback_operands(d, stages, buffers, s.env)
             s.dot_buffers.append((i, 0, d.in_loop, SmemBuffer(
                 "mbarriers", TMA_BARRIER_BYTES * buffers, "TMA barriers, one per buffer", d.op.line)))
         s.dot_buffers.append((i, 0, d.in_loop, SmemBuffer(
             "dot operands", operand_total,
-            f"{buffers} × {d.operand_bytes:,} B ({'wgmma' if d.async_mma and spec.tensor_core == 'wgmma' else spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
+            f"{buffers} × {d.operand_bytes:,} B ({spec.tensor_core if d.async_mma else 'mma.sync'}, num_stages={stages})",
             d.op.line)))
 
 
@@ -380,7 +380,7 @@ def _row_scaled_tmem_accumulators(dots: list[DotPlacement], producers: Mapping[i
     2 stages: Q at 0, K at 32,768, V at 65,536, the 512-B scratch at 98,304, barriers above it -> 98,848 B =
     the buffers + 512; 512 B also at 128×128 and 64×64 tiles, and in the causal suite kernel). At 4 warps both
     read layouts map rows to the same threads and the TTGIR has no such conversion."""
-    if spec.tensor_core != "tcgen05" or num_warps != 8:
+    if not spec.mma.tmem_accumulator or num_warps != 8:
         return []
     out: list[tuple[int, int, int]] = []
     for d in dots:

@@ -38,7 +38,7 @@ def mma_waits_on_staged_copy(d: DotPlacement, loop_ops: Mapping[int, Op], parent
                              env: Mapping[str, Any], spec: GpuSpec, stages: int) -> bool:
     """A tcgen05 dot of a pipelined, non-flattened loop reading an operand staged from a register load: two
     copies of that operand, num_stages buffers of the async ones, a 16-B barrier (see the module note)."""
-    if spec.tensor_core != "tcgen05" or not d.async_mma or not d.register_pipelined or d.in_loop is None:
+    if not spec.mma.stages_every_operand_load or not d.async_mma or not d.register_pipelined or d.in_loop is None:
         return False
     if stages < 2:
         return False

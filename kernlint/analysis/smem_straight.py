@@ -111,7 +111,7 @@ def region_buffers(live: Liveness, dots: Sequence[DotPlacement], region: Sequenc
             through = transposed_source(operand, producers, in_region)
             if through is not None:
                 source = producers.get(through.id)
-                early = not (d.async_mma and spec.tensor_core == "wgmma" and index == 0)
+                early = not (d.async_mma and spec.mma.transposed_a_copied_at_use and index == 0)
                 start = step_of.get(source.id, at) if early and source is not None else at
                 events.append((min(start, at), at, nbytes))
             elif index == 1:
@@ -128,7 +128,7 @@ def region_buffers(live: Liveness, dots: Sequence[DotPlacement], region: Sequenc
     line = min(d.op.line for d in region)
     out = [("straight-line dot operand copies", peak, "peak of the copies and conversions of straight-line dots "
             "(one-trip loops folded)" + (f"; {len(moved)} dot(s) moved to the add they feed" if moved else ""), line)]
-    if spec.tensor_core == "tcgen05" and any(d.async_mma for d in region):
+    if spec.mma.stages_every_operand_load and any(d.async_mma for d in region):
         out.append(("mbarriers", MMA_WAIT_BARRIER_BYTES, "one MMA completion barrier at a time", line))
     return out
 

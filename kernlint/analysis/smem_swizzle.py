@@ -15,7 +15,7 @@ SWIZZLE_ATOM_BYTES = 1024
 def staged_across_loops(dots: list[DotPlacement], spec: GpuSpec) -> set[int]:
     """Lines of tcgen05 dots whose staged operand (128-B rows: a 128-B-swizzled layout) is read by dots of two or
     more loops (causal attention's Q, used by the off-diagonal and the diagonal loop)."""
-    if spec.tensor_core != "tcgen05":
+    if not spec.mma.swizzle_aligns_staged:
         return set()
     loops_of: dict[int, set[int | None]] = {}
     for d in dots:
