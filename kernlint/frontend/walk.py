@@ -29,7 +29,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {
     cst.IfExp: ("body", "test", "orelse"),
 }
 # libcst's visitor order (each node's `_visit_and_replace_children`) where it differs from dataclass
-# field order in a field that can hold non-trivia nodes; tests/test_walk.py checks this table against
+# field order in a field that can hold non-trivia nodes; tests/frontend/test_fast_frontend.py checks this table against
 # `CSTNode.children`.
 _VISIT_FIELDS: dict[type, tuple[str, ...]] = {
     cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
