@@ -50,11 +50,14 @@ def families(*names: str) -> Targets:
 @dataclass(frozen=True, slots=True)
 class Constant:
     """A model constant as declared by its pass: the value is imported from the mechanism module (so the
-    declaration cannot drift from the code) and the provenance names the measurement behind it."""
+    declaration cannot drift from the code), the provenance names the measurement behind it and the gate the
+    test that fails when the value is wrong (a pytest node id, "tests/<dir>/test_x.py::test_name"). Every
+    declared constant is listed in docs/model-constants.md (benchmarks/model_constants.py writes it)."""
     name: str
     value: float | int | tuple[float, ...]
     unit: str
     provenance: str
+    gate: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -518,13 +518,17 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          "factors; address, offset and mask tiles one register set per vector",
          _tile_costs, "registers", essential=True,
          constants=(Constant("base", tuple(MODELS[f].base for f in _FAMILIES), "registers (mma_sync, wgmma, "
-                             "tcgen05), added at the peak", _FITTED),
+                             "tcgen05), added at the peak", _FITTED,
+                             gate="tests/analysis/test_truth.py::test_development_set_gates"),
                     Constant("data_scale", tuple(MODELS[f].data_scale for f in _FAMILIES), "× data-tile words",
-                             _FITTED),
+                             _FITTED,
+                             gate="tests/analysis/test_truth.py::test_matmul_registers_within_20_percent_on_sm90_when_not_spilling"),
                     Constant("acc_scale", tuple(MODELS[f].acc_scale for f in _FAMILIES), "× accumulator words",
-                             _FITTED),
+                             _FITTED,
+                             gate="tests/analysis/test_truth.py::test_matmul_registers_within_20_percent_on_sm90_when_not_spilling"),
                     Constant("index_vector", tuple(MODELS[f].index_vector for f in _FAMILIES),
-                             "elements per register of an index tile", _FITTED))),
+                             "elements per register of an index tile", _FITTED,
+                             gate="tests/analysis/test_truth.py::test_development_set_gates"))),
     Pass("one-trip constant splats",
          "the variable of a one-trip loop entering as a splat is folded into its readers: no tile",
          _constant_splats, "register_constants"),
@@ -546,8 +550,10 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
     Pass("chained-dot replication",
          "a short tile of a chained dot (attention's p) is replicated across the warps along M",
          _chained_dots, "register_chained",
-         constants=(Constant("MMA_ROWS_PER_WARP", MMA_ROWS_PER_WARP, "rows", "m16 of mma.sync (PTX ISA)"),
-                    Constant("MMA_COLS_PER_WARP", MMA_COLS_PER_WARP, "columns", "n8 of mma.sync (PTX ISA)"))),
+         constants=(Constant("MMA_ROWS_PER_WARP", MMA_ROWS_PER_WARP, "rows", "m16 of mma.sync (PTX ISA)",
+                             gate="tests/analysis/test_chained_dots.py::test_short_attention_tile_is_replicated_on_sm90"),
+                    Constant("MMA_COLS_PER_WARP", MMA_COLS_PER_WARP, "columns", "n8 of mma.sync (PTX ISA)",
+                             gate="tests/analysis/test_chained_dots.py::test_mma_sync_puts_the_warps_along_the_longer_side"))),
     Pass("streamed data carried",
          "a streamed sum holds at most the registers of the operands it replaces", _carried_streams,
          "register_elementwise"),
@@ -558,18 +564,23 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          _in_place_streams, "register_inplace",
          constants=(Constant("IN_FLIGHT_BYTES", IN_FLIGHT_BYTES, "bytes per thread",
                              "Triton 3.9 sm_90 suite rope_bwd_inplace_kernel SASS: two 16-B vectors "
-                             "loaded while the previous are stored"),)),
+                             "loaded while the previous are stored",
+                             gate="tests/analysis/test_register_inplace.py::test_rope_registers_follow_ptxas_as_the_tile_grows"),)),
     Pass("sunk loads",
          "loads meeting only in an element-wise chain to one store are sunk towards their use; loads streamed "
          "into a reduction keep a window and the partial sums",
          _sunk_loads, "register_streams",
-         constants=(Constant("SUNK_MIN_REGS", SUNK_MIN_REGS, "registers", "micro kernels at ≤ 8 fp32 per thread"),
+         constants=(Constant("SUNK_MIN_REGS", SUNK_MIN_REGS, "registers", "micro kernels at ≤ 8 fp32 per thread",
+                             gate="tests/analysis/test_register_streams.py::test_sunk_loads_within_15_percent_of_ptxas"),
                     Constant("SUNK_FULL_REGS", SUNK_FULL_REGS, "registers", "micro kernels: a tile this large is "
-                             "held whole"),
+                             "held whole",
+                             gate="tests/analysis/test_register_streams.py::test_sunk_loads_within_15_percent_of_ptxas"),
                     Constant("STREAM_WINDOW", STREAM_WINDOW, "registers", "tests/truth/reduced_streams.py, "
-                             "Triton 3.9 sm_90: 55 = 32 partials + 16 + 7"),
+                             "Triton 3.9 sm_90: 55 = 32 partials + 16 + 7",
+                             gate="tests/analysis/test_reduced_streams.py::test_streamed_into_a_reduction_within_20_percent_on_sm90"),
                     Constant("ROW_TREE_PARTIALS", ROW_TREE_PARTIALS, "registers", "tests/truth/reduced_streams.py: "
-                             "x·x over 64 fp32 per thread takes 32"))),
+                             "x·x over 64 fp32 per thread takes 32",
+                             gate="tests/analysis/test_reduced_streams.py::test_streamed_into_a_reduction_within_20_percent_on_sm90"))),
     Pass("delayed loads",
          "on sm_80 / sm_100 ptxas issues a looped sunk group's loads late to fit the budget (set found here, "
          "squeezed below)", _delayed_loads, "register_delayed", Targets(needs=("delays_sunk_loads",))),
@@ -577,14 +588,17 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          "an in-loop accumulation of a short loaded row keeps about two 16-byte vectors in flight",
          _short_accumulated_loads, "register_vectors",
          constants=(Constant("IN_FLIGHT", IN_FLIGHT, "vectors", "rmsnorm / layernorm at 32 warps, Triton 3.9 "
-                             "(register_vectors.py)"),
+                             "(register_vectors.py)",
+                             gate="tests/analysis/test_register_vectors.py::test_short_rows_within_20_percent_on_sm90_and_sm100"),
                     Constant("ONE_BY_ONE_MAX", ONE_BY_ONE_MAX, "vectors", "measured at 4; at 8 ptxas issues in "
-                             "pairs"))),
+                             "pairs",
+                             gate="tests/analysis/test_register_vectors.py::test_eight_vectors_keep_the_window_rule"))),
     Pass("windowed accumulated loads",
          "an in-loop accumulation holds a window of its loads, not the whole tiles",
          _windowed_accumulated_loads, "register_streams",
          constants=(Constant("LOAD_WINDOW_REGS", LOAD_WINDOW_REGS, "registers", "tests/truth/accumulated_loads.py, "
-                             "Triton 3.9 sm_80/sm_90 1 warp: 64/96/168 at 32/64/128 elements per thread"),)),
+                             "Triton 3.9 sm_80/sm_90 1 warp: 64/96/168 at 32/64/128 elements per thread",
+                             gate="tests/analysis/test_register_rows.py::test_windowed_row_accumulations_within_20_percent_of_ptxas"),)),
     Pass("register-pipelined operand loads",
          "an operand load the pipeliner keeps in registers is issued num_stages − 1 iterations ahead",
          _pipelined_operand_loads, "registers"),
@@ -595,28 +609,34 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          "a tcgen05.ld lands a TMEM fragment whole in registers at the reading op (with its row vectors and "
          "store conversion)", _tmem_epilogue, "register_tmem", families("tcgen05"),
          constants=(Constant("TCGEN05_LD_MAX_WORDS", TCGEN05_LD_MAX_WORDS, "registers", "the widest tcgen05.ld "
-                             "(.32x32b.x128, PTX ISA)"),
+                             "(.32x32b.x128, PTX ISA)",
+                             gate="tests/analysis/test_dot_operand_registers.py::test_large_tmem_fragment_is_narrowed_piece_by_piece"),
                     Constant("FOLDED_READ_SHARE", FOLDED_READ_SHARE, "share", "fitted tcgen05 epilogue share "
-                             "(register_tmem.py)"),
+                             "(register_tmem.py)",
+                             gate="tests/analysis/test_dot_operand_registers.py::test_tmem_epilogue_holds_the_landed_fragment"),
                     Constant("CONVERT_DESTINATION_SHARE", CONVERT_DESTINATION_SHARE, "share", "sm_100 fp32 "
-                             "epilogue stores, Triton 3.9: source + 0.75-0.78 × destination"))),
+                             "epilogue stores, Triton 3.9: source + 0.75-0.78 × destination",
+                             gate="tests/analysis/test_dot_operand_registers.py::test_large_tmem_fragment_is_narrowed_piece_by_piece"))),
     Pass("reduction trees",
          "a reduction of a tile read again keeps its partial-sum tree beside the tile; a scan keeps "
          "the inputs it reads while writing", _reduction_trees,
          "register_streams",
          constants=(Constant("TREE_SHARE", TREE_SHARE, "× the reduced tile", "Triton 3.9 sm_90 examples/softmax.py fp32, "
-                             "16-128 elements per thread: 4-33 registers above the model without it"),)),
+                             "16-128 elements per thread: 4-33 registers above the model without it",
+                             gate="tests/analysis/test_register_streams.py::test_reduction_tree_of_a_tile_read_again_softmax"),)),
     Pass("Philox state",
          "tl.rand holds four 32-bit counter words per element through its ten rounds", _philox, "registers",
          constants=(Constant("PHILOX_STATE_WORDS", PHILOX_STATE_WORDS, "words per element", "Triton 3.9 sm_90, "
-                             "tl.rand only, 1 warp: 1/2/4/8/32 elements -> 14/20/30/48/145 registers"),)),
+                             "tl.rand only, 1 warp: 1/2/4/8/32 elements -> 14/20/30/48/145 registers",
+                             gate="tests/analysis/test_philox_serialisation.py::test_rand_only_probes"),)),
     Pass("math temporaries",
          "an accurate libdevice call (sin, cos, log, tanh, erf, pow, erfinv, acosh) holds its own temporaries "
          "at the call, whatever the tile size", _math_temporaries, "register_math",
          constants=(Constant("MATH_TEMPORARIES", tuple(float(v) for v in MATH_TEMPORARIES.values()),
                              "registers per call (" + ", ".join(MATH_TEMPORARIES) + ")",
                              "tests/truth/math_calls.py, Triton 3.9 sm_90/sm_100, 4 warps, fp32, 1/4/16 "
-                             "elements a thread: median excess over the same kernel without the call"),)),
+                             "elements a thread: median excess over the same kernel without the call",
+                             gate="tests/analysis/test_register_math.py::test_math_calls_within_a_fifth_of_ptxas"),)),
     Pass("deferred row sums",
          "a tcgen05 row sum of p deferred past the second dot keeps a second copy of p",
          _deferred_row_sums, "register_tmem", families("tcgen05")),
@@ -628,7 +648,8 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          "a little over the budget ptxas recomputes element-by-element addresses instead of spilling them",
          _address_remat, "registers",
          constants=(Constant("REMAT_SQUEEZE", REMAT_SQUEEZE, "share of the budget", "held-out public kernels: "
-                             "fla chunk_precond_kda_bwd and liger _mhc_post_res_bwd spill beyond it"),)),
+                             "fla chunk_precond_kda_bwd and liger _mhc_post_res_bwd spill beyond it",
+                             gate="tests/analysis/test_register_remat.py::test_addresses_are_recomputed_instead_of_spilled"),)),
     Pass("delayed-load squeeze",
          "the demand of a kernel with delayable loads squeezed towards the budget", _delayed_load_squeeze,
          "register_delayed", Targets(needs=("delays_sunk_loads",))),
@@ -636,13 +657,16 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          "below the full-occupancy registers ptxas computes several elements' chains side by side: the demand "
          "rises towards that of the chains held whole", _parallel_chains, "register_parallel",
          constants=(Constant("full-occupancy registers", 32, "registers", "GpuSpec.full_occupancy_registers: "
-                             "65,536 / 2,048 threads for 2-32 warps on sm_80-sm_100 [CUDA-CC]"),)),
+                             "65,536 / 2,048 threads for 2-32 warps on sm_80-sm_100 [CUDA-CC]",
+                             gate="tests/analysis/test_register_parallel.py::test_no_higher_than_full_occupancy"),)),
     Pass("one-warp headroom",
          "with 1 warp ptxas spends part of the registers that cost no occupancy", _one_warp_headroom,
          "registers", families("wgmma"),
-         constants=(Constant("ONE_WARP_TARGET", ONE_WARP_TARGET, "registers", "65,536 / (32 CTAs × 32 threads)"),
+         constants=(Constant("ONE_WARP_TARGET", ONE_WARP_TARGET, "registers", "65,536 / (32 CTAs × 32 threads)",
+                             gate="tests/analysis/test_register_headroom.py::test_one_warp_target_is_the_full_residency_count"),
                     Constant("headroom_share", MODELS["wgmma"].headroom_share, "share", "fitted on sm_90: "
-                             "layernorm_kernel .reqntid 32 -> 53 registers, 128 -> 32"))),
+                             "layernorm_kernel .reqntid 32 -> 53 registers, 128 -> 32",
+                             gate="tests/analysis/test_register_headroom.py::test_one_warp_estimates_follow_ptxas_on_sm90"))),
     Pass("register estimate",
          "allocated = min(demand, budget); spill bytes from the excess; the largest tiles at the peak",
          _register_estimate, "registers", essential=True),
@@ -651,15 +675,19 @@ REGISTER_PASSES: tuple[Pass[RegisterState], ...] = (
          _philox_serialisation, "spill_collapse", Targets(needs=("serialises_philox",)),
          constants=(Constant("PHILOX_SERIAL_LIMIT", PHILOX_SERIAL_LIMIT, "× full-occupancy registers",
                              "Triton 3.9 tl.rand kernels, 2-8 warps, sm_90/sm_100: serialised up to 1.56, kept "
-                             "at 2.19"),)),
+                             "at 2.19",
+                             gate="tests/analysis/test_philox_serialisation.py::test_rand_only_probes"),)),
     Pass("spill collapse",
          "far over the budget ptxas allocates for full occupancy and sends the rest to local memory",
          _spill_collapse, "spill_collapse",
          constants=(Constant("COLLAPSE_RATIO", COLLAPSE_RATIO, "demand / budget", "development suite: collapsed in "
-                             "11 of 16 records at 1.75-2, 6 of 16 at 1.5-1.75"),
+                             "11 of 16 records at 1.75-2, 6 of 16 at 1.5-1.75",
+                             gate="tests/analysis/test_spill_collapse.py::test_collapse_predictions_are_mostly_right_on_the_truth_files"),
                     Constant("MMA_SYNC_16W_COLLAPSE_RATIO", MMA_SYNC_16W_COLLAPSE_RATIO, "demand / budget",
                              "benchmarks/probe_register_collapse.py at 16 warps: 6×32 words collapse, 5×32 keep "
-                             "128"),
+                             "128",
+                             gate="tests/analysis/test_spill_collapse.py::test_sixteen_warp_mma_sync_dot_kernels_collapse_far_over_their_budget"),
                     Constant("REGISTER_GRANULE", REGISTER_GRANULE, "registers", "ptxas allocates in multiples "
-                             "of 8 below 255"))),
+                             "of 8 below 255",
+                             gate="tests/analysis/test_spill_collapse.py::test_collapsed_straight_line_kernels_get_ptxas_registers_and_still_spill"))),
 )

@@ -556,18 +556,22 @@ SMEM_PASSES: tuple[Pass[SmemState], ...] = (
          "a loop with several dots (attention) allocates its buffers per loaded tile, shared between dots",
          _multi_dot_loops, "dot_buffers",
          constants=(Constant("MMA_BARRIER_BYTES", MMA_BARRIER_BYTES, "bytes per tcgen05 MMA",
-                             "Triton 3.9 sm_100 attention TTGIR: one 2 × 8-B mbarrier per MMA of the loop"),
+                             "Triton 3.9 sm_100 attention TTGIR: one 2 × 8-B mbarrier per MMA of the loop",
+                             gate="tests/analysis/test_truth.py::test_sm100_shared_memory_is_exact_on_the_development_sets"),
                     Constant("MMA_WAIT_BARRIER_BYTES", MMA_WAIT_BARRIER_BYTES, "bytes", "Triton 3.9 sm_100: the "
-                             "mbarrier an unpipelined tcgen05 MMA is waited on"),
+                             "mbarrier an unpipelined tcgen05 MMA is waited on",
+                             gate="tests/analysis/test_truth.py::test_sm100_shared_memory_is_exact_on_the_development_sets"),
                     Constant("TRANSPOSE_SCRATCH_PER_WARP", TRANSPOSE_SCRATCH_PER_WARP, "bytes per warp",
                              "Triton 3.9 attention backward: conversion scratch of a register-resident "
-                             "transposed operand (dot_buffers.py)"))),
+                             "transposed operand (dot_buffers.py)",
+                             gate="tests/analysis/test_dot_buffers.py::test_attention_backward_shared_memory_matches_triton"))),
     Pass("pipelined dot operands",
          "a dot loop's loaded operands get num_stages buffers on wgmma / tcgen05, num_stages − 1 with cp.async "
          "(GpuSpec.pipeline_rule); TMA operands of an mma.sync fallback one mbarrier per buffer",
          _pipelined_operands, "smem",
          constants=(Constant("TMA_BARRIER_BYTES", TMA_BARRIER_BYTES, "bytes per stage", "Triton 3.9 sm_90 "
-                             "tensor-descriptor matmul: 3 stages +24 B, 4 +32, 5 +40"),)),
+                             "tensor-descriptor matmul: 3 stages +24 B, 4 +32, 5 +40",
+                             gate="tests/analysis/test_truth.py::test_matmul_shared_memory_is_exact_against_reference_truth"),)),
     Pass("computed dot operands",
          "an operand computed in registers is copied to shared memory once per k-step (plus the loads feeding "
          "it, pipelined)", _computed_operands, "computed_operands"),
@@ -587,13 +591,16 @@ SMEM_PASSES: tuple[Pass[SmemState], ...] = (
          "unrolled; + one per TMA stage); an MMA outside loops waits on one",
          _tcgen05_barriers, "smem", families("tcgen05"),
          constants=(Constant("SM100_BARRIER_BYTES", SM100_BARRIER_BYTES, "bytes per loop", "Triton 3.9 sm_100 "
-                             "matmul: 24,592 = 24,576 + 16"),
+                             "matmul: 24,592 = 24,576 + 16",
+                             gate="tests/analysis/test_truth.py::test_sm100_shared_memory_is_exact_on_the_development_sets"),
                     Constant("TMA_BARRIER_BYTES", TMA_BARRIER_BYTES, "bytes", "tests/truth/one_trip_loop.py: "
-                             "16,384 + 8 B on sm_100, Triton 3.9"))),
+                             "16,384 + 8 B on sm_100, Triton 3.9",
+                             gate="tests/analysis/test_smem_straight_line_fold.py::test_one_trip_loop_dots_share_the_timeline_after_it"))),
     Pass("wgmma TMA barriers",
          "a TMA-fed wgmma loop holds one 8-B mbarrier per stage", _wgmma_tma_barriers, "smem", families("wgmma"),
          constants=(Constant("TMA_BARRIER_BYTES", TMA_BARRIER_BYTES, "bytes per stage", "Triton 3.9 sm_90 "
-                             "tensor-descriptor matmul: 3 stages +24 B, 4 +32, 5 +40"),)),
+                             "tensor-descriptor matmul: 3 stages +24 B, 4 +32, 5 +40",
+                             gate="tests/analysis/test_truth.py::test_matmul_shared_memory_is_exact_against_reference_truth"),)),
     Pass("TMA store staging",
          "a tensor-descriptor store stages its tile in one shared buffer", _tma_stores, "smem",
          families("wgmma", "tcgen05")),
@@ -622,7 +629,8 @@ SMEM_PASSES: tuple[Pass[SmemState], ...] = (
          "a staged tcgen05 operand read by two loops is aligned to the 1,024-B swizzle atom above the barriers",
          _swizzle_padding, "smem_swizzle", families("tcgen05"),
          constants=(Constant("SWIZZLE_ATOM_BYTES", SWIZZLE_ATOM_BYTES, "bytes", "8 rows × 128 B of the 128-B "
-                             "swizzle; Triton 3.9 sm_100 causal attention 64×64 w4 s3: 58,368 B, the sum 57,376"),)),
+                             "swizzle; Triton 3.9 sm_100 causal attention 64×64 w4 s3: 58,368 B, the sum 57,376",
+                             gate="tests/analysis/test_smem_tcgen05_attention.py::test_q_read_by_two_loops_sits_above_both_loops_buffers_at_a_1024_byte_boundary"),)),
     Pass("peak over loops",
          "the estimate is the largest loop group (buffers plus its largest scratch)", _peak_over_loops, "smem",
          essential=True),
@@ -633,5 +641,6 @@ SMEM_PASSES: tuple[Pass[SmemState], ...] = (
          "per loop the accumulators' columns, the largest rounded up to a power of two (≥ 32)", _smem_estimate,
          "smem", essential=True,
          constants=(Constant("TMEM_COLUMNS", TMEM_COLUMNS, "columns", "tensor memory of one SM (PTX ISA, "
-                             "tcgen05.alloc)"),)),
+                             "tcgen05.alloc)",
+                             gate="tests/analysis/test_tmem_double_buffer.py::test_tmem_exact_share_and_no_false_out_of_resources"),)),
 )
