@@ -21,6 +21,7 @@ on fp32 (10 / 16 / 24 / 31).
 """
 from __future__ import annotations
 
+from kernlint.analysis.liveness import Liveness
 from kernlint.ir.nodes import Op, OpKind
 
 # element-wise functions PTX computes in fp32 for 16-bit floats (by last name: `tl.exp`, `libdevice.tanh`)
@@ -45,3 +46,15 @@ def parallel_chain_demand(streamed: int, whole: int, occupancy_registers: int) -
     if streamed >= occupancy_registers or whole <= streamed:
         return streamed
     return min(whole, occupancy_registers)
+
+
+def reduced_only(live: Liveness, streamed: set[int]) -> set[int]:
+    """The streamed values whose every reader is a reduction: summed element by element into the reduction's
+    partials, never held whole even when registers are free."""
+    readers: dict[int, set[OpKind]] = {}
+    for step in live.steps:
+        if not step.is_end:
+            for v in step.op.operands:
+                if v.id in streamed:
+                    readers.setdefault(v.id, set()).add(step.op.kind)
+    return {vid for vid in streamed if readers.get(vid) == {OpKind.REDUCE}}

@@ -141,6 +141,21 @@ class GpuSpec:
         per_thread = min(self.max_regs_per_thread, self.regs_per_sm // max(1, resident))
         return per_thread - per_thread % granule
 
+    def same_occupancy_registers(self, threads_per_cta: int, registers: int) -> int:
+        """The most registers a thread may hold while the SM keeps as many CTAs of this size resident as it
+        does at `registers` (registers are handed out per warp in `reg_alloc_unit_per_warp` granules): 40 for
+        33-40 registers at 128 threads on sm_90 (12 CTAs), 48 for 41-48 (10 CTAs)."""
+        warps = max(1, threads_per_cta // 32)
+        unit = self.reg_alloc_unit_per_warp
+        per_warp = -(-max(1, registers) * 32 // unit) * unit
+        ctas = min(self.max_ctas_per_sm, self.max_threads_per_sm // max(1, threads_per_cta),
+                   self.regs_per_sm // (per_warp * warps))
+        if ctas < 1:
+            return self.max_regs_per_thread
+        granule = max(1, unit // 32)
+        most = self.regs_per_sm // (ctas * warps * 32)
+        return min(self.max_regs_per_thread, most - most % granule)
+
 
 def _sm90(key: str, name: str, memory: str, dram_gbps: float) -> GpuSpec:
     return GpuSpec(

@@ -88,3 +88,17 @@ def test_16_bit_division_is_priced_in_fp32(kernels: dict[str, object]) -> None:
     with_pass, without = _regs(kernels["k_recip"]), _regs(kernels["k_recip"], frozenset({PASS}))
     for i in (2, 3):
         assert abs(truth[i] - with_pass[i]) < abs(truth[i] - without[i]) - 2, (with_pass, without)
+
+
+def test_dot_free_kernels_share_the_base() -> None:
+    # the probes above have no tensor-core dot: on sm_100 they take the registers they take on sm_90 (ptxas
+    # 13.4 vs 12.9: k_chain 10 / 16 at 1 / 4 elements a thread on both, k_silu 10 / 17, k_roots 10 / 18)
+    configs = tuple({"BLOCK": b, "num_warps": 4, "num_stages": 3} for b in (128, 512))
+    result = lint_paths([str(PROBE)], Settings(targets=("h100", "b200"), cli_configs=configs,
+                                               arg_types={"*": "*fp16"}))
+    for k in (k for f in result.files for k in f.kernels):
+        by_target: dict[str, list[int]] = {}
+        for e in k.estimates:
+            if e.config.origin == "cli" and e.registers is not None:
+                by_target.setdefault(e.target.key, []).append(e.registers.allocated)
+        assert by_target["h100"] == by_target["b200"], (k.jit.name, by_target)
