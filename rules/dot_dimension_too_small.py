@@ -48,7 +48,7 @@ class DotDimensionTooSmall(Rule):
                              if v is not None and v < MIN_DOT_DIM}
                     if not small:
                         continue
-                    symbolic = any(d.op.attrs[x].free_symbols() for x in small)
+                    symbolic = any(getattr(d.op.dot_attrs(), x).free_symbols() for x in small)
                     line, col = (e.config.line, e.config.col) if symbolic else (d.op.line, 0)
                     if line in seen:
                         continue

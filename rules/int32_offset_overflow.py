@@ -88,7 +88,7 @@ _BATCH_SAFE = _BATCH.replace("i_b * T  # expect: KL303", "i_b.to(tl.int64) * T")
 
 def _scaled(op: Op) -> bool:
     """A product by a literal or constexpr other than 1 (`x * H`, H a constexpr): a dimension's size."""
-    scalar = op.attrs.get("scalar")
+    scalar = op.elementwise_attrs().scalar if op.kind == OpKind.ELEMENTWISE else None
     value = getattr(scalar, "value", scalar)
     return len(op.operands) == 1 and scalar is not None and value not in (0, 1)
 
@@ -101,7 +101,7 @@ def _dividends(op: Op, producer: Mapping[int, Op]) -> list[Value]:
     out = []
     for q, s in (op.operands, op.operands[::-1]):
         made = producer.get(q.id)
-        if (made is not None and made.kind == OpKind.ELEMENTWISE and made.attrs.get("fn") == "//"
+        if (made is not None and made.kind == OpKind.ELEMENTWISE and made.fn == "//"
                 and len(made.operands) == 2 and made.operands[1].id == s.id):
             out.append(made.operands[0])
     return out
@@ -135,7 +135,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             if any(v.id in from_arg for v in op.operands):
                 from_arg.add(op.result.id)
             counts = [factors.get(v.id, 0) for v in op.operands]
-            fn = op.attrs.get("fn") if op.kind == OpKind.ELEMENTWISE else None
+            fn = op.fn if op.kind == OpKind.ELEMENTWISE else None
             # a size added to a program-id index bounds it, it does not scale it: `state_len - (pid + 1) *
             # BLOCK_M + tl.arange(...)` is below state_len (causal-conv1d's per-batch state rows), so a
             # sum keeps the factors of its program-id terms only
@@ -191,7 +191,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             if op is None or op.kind in (OpKind.LOAD, OpKind.PARAM, OpKind.FOR):
                 continue
             if op.kind == OpKind.IF:   # a value merged from `if` branches (IS_VARLEN ? bos : i_b): both count
-                todo.extend(v.id for merge in op.attrs.get("merges", ()) if merge[0].id == vid
+                todo.extend(v.id for merge in op.merges if merge[0].id == vid
                             for v in merge[1:] if hasattr(v, "id"))
             todo.extend(v.id for v in op.operands)
         return False
@@ -215,7 +215,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
             for op in users.get(vid, []):
                 if op.kind == OpKind.LOAD:
                     continue
-                fn = op.attrs.get("fn") if op.kind == OpKind.ELEMENTWISE else None
+                fn = op.fn if op.kind == OpKind.ELEMENTWISE else None
                 n = best[vid]
                 if fn == "*":
                     n += sum(factors.get(v.id, 0) for v in op.operands if v.id != vid) + (1 if _scaled(op) else 0)
@@ -229,7 +229,7 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
         return max(best.values())
 
     for op in ops:
-        if op.kind != OpKind.ELEMENTWISE or op.attrs.get("fn") != "*" or op.result is None or len(op.operands) != 2:
+        if op.kind != OpKind.ELEMENTWISE or op.fn != "*" or op.result is None or len(op.operands) != 2:
             continue
         if op.result.dtype not in ("i32", "u32"):
             continue

@@ -26,7 +26,7 @@ def async_copy_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, An
     pointer = load.operands[0]
     shape = tile_shape(pointer, env)
     info = Contiguity(producers, env, optimistic=True, carried=carried).info(pointer)
-    entry = {c.arg.id: c.init for loop in loops for c in loop.attrs.get("carried", ())}
+    entry = {c.arg.id: c.init for loop in loops for c in loop.carried}
     followed = Contiguity(producers, env, optimistic=True, carried={**entry, **(carried or {})}).info(pointer) \
         if entry else info
     if shape is None or info is None or followed is None:
@@ -37,7 +37,7 @@ def async_copy_bytes(load: Op, producers: Mapping[int, Op], env: Mapping[str, An
     analysis = _divisibility(producers, env, loops)
     aligned = max(1, analysis.of(pointer)[axis] // elem)
     width = min(width, aligned * elem)
-    if load.attrs.get("masked") and len(load.operands) > 1 and load.operands[1].shape:
+    if load.load_attrs().masked and len(load.operands) > 1 and load.operands[1].shape:
         width = min(width, max(1, analysis.mask_constancy(load.operands[1], shape)[axis]) * elem)
     return width
 

@@ -53,16 +53,16 @@ class Divisibility:
         self.memo: dict[int, tuple[int, ...]] = {}
         self.ivs: dict[int, Op] = {}
         self.carried: dict[int, tuple[Value, Value]] = {}
-        self.arg_hints: dict[int, dict[str, Any]] = {}   # block argument → hints set on it in the loop
+        self.arg_hints: dict[int, Mapping[str, Any]] = {}   # block argument → hints set on it in the loop
         # `loops`: a producer map names the body's ops, not the loop, as producers of what a loop yields
         for op in {id(o): o for o in (*producers.values(), *loops)}.values():
             if op.kind != OpKind.FOR:
                 continue
-            iv = op.attrs.get("iv")
+            iv = op.for_attrs().iv
             if isinstance(iv, Value):
                 self.ivs[iv.id] = op
-            self.arg_hints.update(op.attrs.get("arg_hints", {}))
-            for c in op.attrs.get("carried", ()):
+            self.arg_hints.update(op.for_attrs().arg_hints)
+            for c in op.carried:
                 self.carried[c.arg.id] = (c.init, c.yielded)
         # a carried value's contiguity is its entry value's (AxisInfo's fixed point for a pointer advanced by a
         # scalar), so the join of entry and yield does not mix in a full contiguity assumed for the argument
@@ -81,10 +81,10 @@ class Divisibility:
         return info[1] if info is not None and len(info[1]) == rank else (1,) * rank
 
     def _scalar_attr(self, op: Op) -> int | None:
-        if "scalar" not in op.attrs:
+        expr = op.elementwise_attrs().scalar if op.kind == OpKind.ELEMENTWISE else None
+        if expr is None:
             return None
-        expr = op.attrs["scalar"]
-        value = expr.evaluate(self.env) if hasattr(expr, "evaluate") else expr
+        value = expr.evaluate(self.env)
         if isinstance(value, bool):
             return int(value)
         return as_int(value) if not isinstance(value, int) else value
@@ -128,8 +128,8 @@ class Divisibility:
         if op is None:
             loop = self.ivs.get(value.id)
             return _full(rank, self._induction(loop)) if loop is not None else _full(rank, KMAX)
-        if "multiple_of" in op.attrs:
-            hint = _hint_values(op.attrs["multiple_of"], self.env, rank)
+        if op.attrs.multiple_of is not None:
+            hint = _hint_values(op.attrs.multiple_of, self.env, rank)
             if hint is not None:
                 return hint
         kind = op.kind
@@ -138,7 +138,8 @@ class Divisibility:
         if kind in (OpKind.LOAD, OpKind.PROGRAM_ID, OpKind.ATOMIC, OpKind.DOT, OpKind.REDUCE):
             return _full(rank, 1)
         if kind == OpKind.ARANGE:
-            start = as_int(op.attrs["start"].evaluate(self.env)) if "start" in op.attrs else None
+            start_expr = op.arange_attrs().start
+            start = as_int(start_expr.evaluate(self.env)) if start_expr is not None else None
             return _full(rank, pow2_divisor(start) if start is not None else 1)
         if kind == OpKind.FULL:
             return _full(rank, KMAX)
@@ -150,7 +151,7 @@ class Divisibility:
         if kind in (OpKind.VIEW, OpKind.RESHAPE) and op.operands:
             return self._view(op.operands[0], shape)
         if kind == OpKind.IF:
-            merged = [(t, e) for phi, t, e in op.attrs.get("merges", ()) if phi.id == value.id]
+            merged = [(t, e) for phi, t, e in op.merges if phi.id == value.id]
             branches = [v for t, e in merged for v in (t, e) if v is not None and v.id in self.producers]
             if not branches:
                 return _full(rank, KMAX)
@@ -161,13 +162,14 @@ class Divisibility:
             return out
         if kind != OpKind.ELEMENTWISE:
             return _full(rank, 1)
-        if op.attrs.get("unscaled") and op.operands:  # offsets whose stride factor the graph leaves out
+        if op.elementwise_attrs().unscaled and op.operands:  # offsets whose stride factor the graph leaves out
             base = op.operands[0]
             return self._aligned(base, shape) if shape else (self.of(base)[0],)
         return self._elementwise(op, value, shape, rank)
 
     def _elementwise(self, op: Op, value: Value, shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
-        fn = op.attrs.get("fn")
+        attrs = op.elementwise_attrs()
+        fn = attrs.fn
         dims = shape or (1,)
         # (divisibility, contiguity, is a pointer) per operand, the constant one (scalar attr) in its place
         parts = [(self._aligned(x, dims) if shape else (self.of(x)[0],),
@@ -175,9 +177,9 @@ class Divisibility:
                   x.dtype.startswith("ptr<")) for x in op.operands]
         scalar = self._scalar_attr(op)
         if scalar is not None:
-            parts.insert(0 if op.attrs.get("scalar_first") else len(parts),
+            parts.insert(0 if attrs.scalar_first else len(parts),
                          (_full(rank, pow2_divisor(scalar)), (1,) * rank, False))
-        if fn == "where" and "choice" in op.attrs:  # `x if CONSTEXPR else y`: the branch this config takes
+        if fn == "where" and attrs.choice is not None:  # `x if CONSTEXPR else y`: the branch this config takes
             taken = _taken_side(op, self.env)
             if isinstance(taken, Value):
                 return self._aligned(taken, dims) if shape else (self.of(taken)[0],)
@@ -195,7 +197,7 @@ class Divisibility:
         if len(parts) != 2:
             return _full(rank, 1)
         (da, ca, pa), (db, cb, pb) = parts
-        const_b = scalar if scalar is not None and not op.attrs.get("scalar_first") else None
+        const_b = scalar if scalar is not None and not attrs.scalar_first else None
         if fn in ("+", "-"):
             if pb and not pa:
                 (da, ca, pa), (db, cb, pb) = (db, cb, pb), (da, ca, pa)
@@ -204,7 +206,7 @@ class Divisibility:
                 db = tuple(min(KMAX, d * elem) for d in db)
             return tuple(gcd(x, y) for x, y in zip(da, db))
         if fn == "*":
-            const_a = scalar if scalar is not None and op.attrs.get("scalar_first") else None
+            const_a = scalar if scalar is not None and attrs.scalar_first else None
             a = tuple(1 if c > 1 and const_b != 1 else d for d, c in zip(da, ca))
             b = tuple(1 if c > 1 and const_a != 1 else d for d, c in zip(db, cb))
             return tuple(min(KMAX, x * y) for x, y in zip(a, b))
@@ -252,8 +254,8 @@ class Divisibility:
 
     def _induction(self, loop: Op) -> int:
         """AxisInfo.visitForOpInductionVar: gcd(divisibility of the lower bound, of the step)."""
-        exprs = list(loop.attrs.get("bounds") or ())
-        values = list(loop.attrs.get("bound_values") or (None,) * len(exprs))
+        exprs = list(loop.for_attrs().bounds)
+        values = list(loop.for_attrs().bound_values or (None,) * len(exprs))
         if not exprs or len(exprs) > 3:
             return 1
         divs: list[int] = []
@@ -302,7 +304,7 @@ class Divisibility:
             # a loaded mask: constancy of its pointers (LoadOpAxisInfoVisitor); an op this model does not
             # follow is not taken as evidence against vectorising
             return self._const(mask, rank) if op is not None and op.kind == OpKind.LOAD else shape
-        fn = op.attrs.get("fn")
+        fn = op.fn
         if fn in ("&", "|", "^", "and", "or"):
             parts = [self.mask_constancy(x, shape, depth + 1) for x in op.operands]
             return tuple(gcd(*(p[d] for p in parts)) if parts else 1 for d in range(rank))
@@ -311,7 +313,7 @@ class Divisibility:
         scalar = self._scalar_attr(op)
         sides = list(op.operands)
         if len(sides) == 1 and scalar is not None:
-            sides.insert(0 if op.attrs.get("scalar_first") else 1, None)  # type: ignore[arg-type]
+            sides.insert(0 if op.elementwise_attrs().scalar_first else 1, None)  # type: ignore[arg-type]
         if len(sides) != 2:  # a bound the graph does not hold (Helion's tile masks): no evidence
             return shape
         lhs, rhs = sides
@@ -347,10 +349,12 @@ def _full(rank: int, divisor: int) -> tuple[int, ...]:
 
 
 def _taken_side(op: Op, env: Mapping[str, Any]) -> Value | int | None:
-    cond = op.attrs["choice"].evaluate(env)
+    attrs = op.elementwise_attrs()
+    assert attrs.choice is not None
+    cond = attrs.choice.evaluate(env)
     if not isinstance(cond, (bool, int)):
         return None
-    side = op.attrs.get("sides", (None, None))[0 if cond else 1]
+    side = attrs.sides[0 if cond else 1]
     if isinstance(side, Value) or side is None:
         return side
     value = as_int(side.evaluate(env)) if hasattr(side, "evaluate") else None

@@ -78,8 +78,8 @@ class Contiguity:
         self.memo[value.id] = None
         result = self._compute(value, shape, depth)
         op = self.producers.get(value.id)
-        if result is not None and op is not None and "max_contiguous" in op.attrs:
-            hint = self._hint(op.attrs["max_contiguous"], len(shape))
+        if result is not None and op is not None and op.attrs.max_contiguous is not None:
+            hint = self._hint(op.attrs.max_contiguous, len(shape))
             if hint is not None:  # the user's hint replaces what AxisInfo inferred (AxisInfo.cpp, hints)
                 result = (tuple(min(n, h) if h else c for n, h, c in zip(shape, hint, result[0])), result[1])
         self.memo[value.id] = result
@@ -125,7 +125,7 @@ class Contiguity:
         if op.kind == OpKind.FOR:
             # a loop-carried tile (pointers advanced by a scalar each iteration): AxisInfo joins the entry
             # value with what the body yields; advancing by a scalar keeps the entry value's contiguity
-            for c in op.attrs.get("carried", ()):
+            for c in op.carried:
                 if c.arg.id == value.id:
                     return self._aligned(c.init, shape, depth)
             return ones, ones
@@ -151,7 +151,8 @@ class Contiguity:
             return tuple(contig), tuple(const)
         if op.kind != OpKind.ELEMENTWISE:
             return ones, ones
-        fn = op.attrs.get("fn")
+        attrs = op.elementwise_attrs()
+        fn = attrs.fn
         parts = [self._aligned(x, shape, depth) for x in op.operands]
         if any(p is None for p in parts) or not parts:
             return ones, ones
@@ -162,7 +163,7 @@ class Contiguity:
         if fn == "%":
             # AxisInfo.cpp (rem): contiguity gcd(lhs contiguity, rhs divisibility); integer arguments are
             # assumed divisible by 16 (Triton's specialisation, kernlint's stated default)
-            scalar = as_int(op.attrs["scalar"].evaluate(self.env)) if "scalar" in op.attrs else None
+            scalar = as_int(attrs.scalar.evaluate(self.env)) if attrs.scalar is not None else None
             div = scalar if len(parts) == 1 and scalar else 16 if len(parts) == 2 and parts[1][1] == shape else 1
             return tuple(gcd(parts[0][0][d], div) for d in range(len(shape))), const  # type: ignore[index]
         if fn in ("maximum", "minimum"):
@@ -175,8 +176,8 @@ class Contiguity:
             return (contig if len(parts) > 1 else ones), const
         if self.optimistic and fn not in ("where", "*", "//", "/"):
             return tuple(max(p[0][d] for p in parts) for d in range(len(shape))), const  # type: ignore[index]
-        if fn == "*" and len(parts) == 1 and "scalar" in op.attrs \
-                and as_int(op.attrs["scalar"].evaluate(self.env)) == 1:
+        if fn == "*" and len(parts) == 1 and attrs.scalar is not None \
+                and as_int(attrs.scalar.evaluate(self.env)) == 1:
             return parts[0][0], const  # type: ignore[index]  # offsets × a stride specialised to 1
         if fn == "+" and len(parts) == 2:
             (ca, ka), (cb, kb) = parts  # type: ignore[misc]

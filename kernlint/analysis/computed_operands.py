@@ -82,7 +82,7 @@ def _raw_loops(live: Liveness) -> dict[int, tuple[int, ...]]:
 
 def _carried_args(live: Liveness) -> dict[int, set[int]]:
     return derived(live, "carried_arg_sets", lambda: {
-        s.op.id: {c.arg.id for c in s.op.attrs.get("carried", ())}
+        s.op.id: {c.arg.id for c in s.op.carried}
         for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end})
 
 
@@ -128,7 +128,7 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
                 continue
         elif loop_id in raw.get(op.id, ()):
             if op.kind == OpKind.IF:
-                stack.extend(x for phi, a, b in op.attrs.get("merges", ()) if phi.id == v.id
+                stack.extend(x for phi, a, b in op.merges if phi.id == v.id
                              for x in (a, b) if isinstance(x, Value))
                 continue
             if op.kind not in _THROUGH:

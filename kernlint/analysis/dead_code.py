@@ -34,7 +34,7 @@ def _roots(steps: Sequence[_Step], returned: Sequence[Value]) -> set[int]:
             # (needed_op_ids follows them); what steers it is needed in any case
             if op.kind != OpKind.FOR:
                 needed.update(v.id for v in op.operands)
-            needed.update(v.id for v in op.attrs.get("steering", ()))
+            needed.update(v.id for v in (op.for_attrs().steering if op.kind == OpKind.FOR else ()))
     return needed
 
 
@@ -58,7 +58,7 @@ def needed_op_ids(steps: Sequence[_Step], returned: Sequence[Value] = (), folded
             op = step.op
             if op.kind == OpKind.FOR:
                 # the block argument is the init on entry and the yielded value afterwards: one variable
-                for c in op.attrs.get("carried", ()) if not step.is_end else ():
+                for c in op.carried if not step.is_end else ():
                     if op.id in folded:
                         if c.arg.id in needed:
                             changed |= need((c.init,))
@@ -67,7 +67,7 @@ def needed_op_ids(steps: Sequence[_Step], returned: Sequence[Value] = (), folded
                     elif {c.arg.id, c.yielded.id} & needed:
                         changed |= need((c.arg, c.init, c.yielded))
             elif op.kind == OpKind.IF:
-                for phi, then_value, else_value in op.attrs.get("merges", ()) if step.is_end else ():
+                for phi, then_value, else_value in op.merges if step.is_end else ():
                     if phi.id in needed:
                         changed |= need([v for v in (then_value, else_value) if isinstance(v, Value)])
             elif not step.is_end and any(v.id in needed for v in op.all_results()):

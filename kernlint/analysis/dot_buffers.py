@@ -78,7 +78,7 @@ def _operand_source(value: Value, producers: Mapping[int, Op]) -> tuple[Op | Non
     op = producers.get(value.id)
     for _ in range(6):
         if op is not None and op.kind == OpKind.IF:  # merged from two branches (EVEN_K masked/unmasked loads)
-            then_value = next((a for phi, a, _ in op.attrs.get("merges", ()) if phi.id == value.id), None)
+            then_value = next((a for phi, a, _ in op.merges if phi.id == value.id), None)
             if then_value is None:
                 break
             value = then_value
@@ -105,7 +105,7 @@ def _upstream(value: Value, producers: Mapping[int, Op], in_loop: set[int]) -> l
         if op.kind == OpKind.LOAD:
             return ()
         if op.kind == OpKind.IF:
-            return [x for phi, then_value, else_value in op.attrs.get("merges", ()) if phi.id == v.id
+            return [x for phi, then_value, else_value in op.merges if phi.id == v.id
                     for x in (then_value, else_value) if x is not None]
         return op.operands[:2] if op.kind == OpKind.DOT else op.operands
 
@@ -186,7 +186,7 @@ def _chained_a_staging(loop_dots: list[DotPlacement], producers: Mapping[int, Op
         upstream_dots = [u for u in _upstream(operand, producers, in_loop) if u.kind == OpKind.DOT]
         if not upstream_dots:
             continue
-        shapes = [(d.m, d.n)] + [(as_int(u.attrs["M"].evaluate(env)), as_int(u.attrs["N"].evaluate(env)))
+        shapes = [(d.m, d.n)] + [(as_int(u.dot_attrs().M.evaluate(env)), as_int(u.dot_attrs().N.evaluate(env)))
                                  for u in upstream_dots]
         if not any(m is not None and n is not None and m < n for m, n in shapes):
             continue

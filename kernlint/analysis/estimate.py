@@ -56,8 +56,9 @@ def shape_symbols(ir: KernelIR) -> frozenset[str]:
         for v in op.all_results():
             for d in v.shape:
                 names |= d.free_symbols()
-        if op.kind == OpKind.FOR and op.attrs.get("num_stages") is not None:
-            names |= op.attrs["num_stages"].free_symbols()
+        stages = op.for_attrs().num_stages if op.kind == OpKind.FOR else None
+        if stages is not None:
+            names |= stages.free_symbols()
     ir.cache["shape symbols"] = out = frozenset(names)
     return out
 

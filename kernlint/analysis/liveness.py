@@ -48,7 +48,7 @@ def occupies(start: int, end: int, index: int) -> bool:
 
 def _taken_side(op: Op, env: Mapping[str, Any]) -> int | None:
     """0 (then) or 1 (else) for an `if` whose condition the constexprs decide, else None."""
-    cond = op.attrs.get("cond") if op.kind == OpKind.IF else None
+    cond = op.if_attrs().cond if op.kind == OpKind.IF else None
     if cond is None:
         return None
     value = cond.evaluate(env)
@@ -87,9 +87,9 @@ def _read_merge_results(steps: list[Step]) -> set[int]:
         if step.is_end:
             continue
         read.update(v.id for v in step.op.operands)
-        for c in step.op.attrs.get("carried", ()) if step.op.kind == OpKind.FOR else ():
+        for c in step.op.carried if step.op.kind == OpKind.FOR else ():
             read.update((c.init.id, c.yielded.id))
-    merges = [m for s in steps if s.op.kind == OpKind.IF and s.is_end for m in s.op.attrs.get("merges", ())]
+    merges = [m for s in steps if s.op.kind == OpKind.IF and s.is_end for m in s.op.merges]
     changed = True
     while changed:   # a merge read by a read merge is read
         changed = False
@@ -109,7 +109,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     # that never comes is dead unless read after the loop. (A `tl.static_range` body is unrolled by the
     # frontend whatever its trips; register_unroll.py models those loops, and their liveness is left alone.)
     folded = {s.op.id for s in steps if s.op.kind == OpKind.FOR and not s.is_end
-              and s.op.attrs.get("loop") != "static_range" and static_trips(s.op, env) == 1}
+              and s.op.for_attrs().loop != "static_range" and static_trips(s.op, env) == 1}
     keep = needed_op_ids(steps, ir.returned, folded)   # what Triton's dead-code elimination leaves (dead_code.py)
     steps = [s for s in steps if s.op.id in keep]
     read_merges = _read_merge_results(steps)
@@ -148,7 +148,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
     for i, step in enumerate(steps):
         op = step.op
         if op.kind == OpKind.FOR:
-            carried = op.attrs.get("carried", ())
+            carried = op.carried
             if not step.is_end:
                 for c in carried:
                     use(c.init, i, step.loops)  # the init becomes the block argument in place
@@ -171,7 +171,7 @@ def compute_liveness(ir: KernelIR, env: Mapping[str, Any]) -> Liveness:
                 # attn_fwd's `if n_full_blocks > 0:` (decided by MAX_SEQLENS_K and BLOCK_N) kept the zero
                 # accumulator from before it alive through the KV loop.
                 side = _taken_side(op, env)
-                for phi, then_value, else_value in op.attrs.get("merges", ()):
+                for phi, then_value, else_value in op.merges:
                     chosen = (then_value, else_value)[side] if side is not None else None
                     if isinstance(chosen, Value):
                         taken[phi.id] = chosen
@@ -249,7 +249,7 @@ def carried_inits(live: Liveness) -> dict[int, Value]:
     """Loop-carried block argument id → the value entering the loop (memoised with `derived`)."""
     return derived(live, "carried_inits", lambda: {c.arg.id: c.init for s in live.steps
                                                    if s.op.kind == OpKind.FOR and not s.is_end
-                                                   for c in s.op.attrs.get("carried", ())})
+                                                   for c in s.op.carried})
 
 
 def readers(live: Liveness) -> dict[int, list[Op]]:
@@ -306,7 +306,7 @@ def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mappin
     """Is `value` the same in every iteration of loop `loop_id`: defined outside it, or computed inside it
     only from such values by ops without side effects (no induction variable, block argument or load)?"""
     # the loop's block arguments are defined at its head step, which lies outside it: they change every trip
-    args = derived(live, "carried_args", lambda: {s.op.id: [c.arg.id for c in s.op.attrs.get("carried", ())]
+    args = derived(live, "carried_args", lambda: {s.op.id: [c.arg.id for c in s.op.carried]
                                                   for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end})
     seen: dict[int, bool] = {a: False for a in args.get(loop_id, ())}
 
@@ -320,7 +320,7 @@ def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mappin
             return True
         op = producers.get(v.id)
         seen[v.id] = False             # cycles through carried values are not invariant
-        ok = (op is not None and op.kind in _PURE and not op.attrs.get("varies")
+        ok = (op is not None and op.kind in _PURE and not (op.kind == OpKind.ELEMENTWISE and op.elementwise_attrs().varies)
               and all(check(o, depth + 1) for o in op.operands))
         seen[v.id] = ok
         return ok

@@ -78,13 +78,16 @@ def fma_dot(op: Op, env: Mapping[str, Any]) -> bool:
     Measured (Triton 3.9, sgemm ieee, sm_90 and sm_100): 64×64×16 w4 s5 → 4 × 8,192 = 32,768 B; 128×128×32
     w4 s2 → 32,768 B; no mbarriers. tf32 dots of the same kernel use wgmma / tcgen05 (num_stages buffers).
     """
-    if op.attrs.get("a_dtype") != "fp32" or op.attrs.get("b_dtype") != "fp32":
+    if op.kind != OpKind.DOT:
         return False
-    precision = op.attrs.get("input_precision")
+    attrs = op.dot_attrs()
+    if attrs.a_dtype != "fp32" or attrs.b_dtype != "fp32":
+        return False
+    precision = attrs.input_precision
     value = precision.evaluate(env) if precision is not None else None
     if isinstance(value, str):
         return value == "ieee"
-    allow_tf32 = op.attrs.get("allow_tf32")
+    allow_tf32 = attrs.allow_tf32
     value = allow_tf32.evaluate(env) if allow_tf32 is not None else None
     return value is False
 

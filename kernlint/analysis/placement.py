@@ -75,7 +75,7 @@ def _source_load(value: Value, producers: Mapping[int, Op]) -> Op | None:
 def _merged_source(op: Op, value: Value, producers: Mapping[int, Op]) -> Value | None:
     """The branch value an `if` result is merged from: the then-branch's, unless only the else-branch was
     lowered for this config (`if EVEN_K:` with EVEN_K false; the untaken branch defines nothing)."""
-    for phi, then_value, else_value in op.attrs.get("merges", ()):
+    for phi, then_value, else_value in op.merges:
         if phi.id == value.id:
             if then_value.id not in producers and else_value.id in producers:
                 return else_value
@@ -221,7 +221,8 @@ def place_dots(live: Liveness, env: Mapping[str, Any], spec: GpuSpec, num_warps:
         op = step.op
         if step.is_end or op.kind != OpKind.DOT:
             continue
-        m, n, k = (as_int(op.attrs[x].evaluate(env)) for x in ("M", "N", "K"))
+        dot = op.dot_attrs()
+        m, n, k = (as_int(x.evaluate(env)) for x in (dot.M, dot.N, dot.K))
         loops = step.loops
         in_loop = loops[-1] if loops else None
         # wgmma needs a warpgroup (4 warps) and 64-row tiles; otherwise Triton falls back to mma.sync.

@@ -24,7 +24,7 @@ def constant_tiles(live: Liveness) -> set[int]:
         prod = producers(live)
         inits = carried_inits(live)
         folded_args = [c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end and s.op.id in live.folded
-                       for c in s.op.attrs.get("carried", ())]
+                       for c in s.op.carried]
         out: set[int] = set()
 
         def splat(vid: int, depth: int = 0) -> bool:

@@ -29,9 +29,9 @@ def streamed_values(live: Liveness, loaded: set[int], env: Mapping[str, Any]) ->
             continue
         for v in step.op.operands:
             uses.setdefault(v.id, {})[step.op.id] = step.op.kind
-        for c in step.op.attrs.get("carried", ()) if step.op.kind == OpKind.FOR else ():
+        for c in step.op.carried if step.op.kind == OpKind.FOR else ():
             uses.setdefault(c.yielded.id, {})[-step.op.id] = "yield"
-        for merge in step.op.attrs.get("merges", ()) if step.op.kind == OpKind.IF else ():
+        for merge in step.op.merges if step.op.kind == OpKind.IF else ():
             for v in merge[1:]:  # an if-branch value renamed to the merged result: a view of it
                 if isinstance(v, Value):
                     uses.setdefault(v.id, {})[-step.op.id] = OpKind.VIEW
@@ -60,7 +60,7 @@ def held_across_iterations(live: Liveness) -> set[int]:
     is read again by every iteration, so both exist whole in registers for the loop's duration. Measured
     (Triton 3.9, rmsnorm_bwd: W_row loaded before the row loop, dW_row carried, bf16, 32 fp32 elements per
     thread): 162-208 registers, not the 95 of the two per-row tiles alone."""
-    out = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end for c in s.op.attrs.get("carried", ())}
+    out = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end for c in s.op.carried}
     for vid, (start, end) in live.intervals.items():  # a use inside a loop ends the interval at its end marker
         last = live.steps[end] if end < len(live.steps) else None
         if last is not None and last.is_end and last.op.kind == OpKind.FOR and last.op.id not in live.steps[start].loops:
@@ -89,7 +89,7 @@ def _elementwise_span(live: Liveness, vid: int, env: Mapping[str, Any]) -> bool:
 def _resolved_if(op: Op, env: Mapping[str, Any]) -> bool:
     """An `if` on a constexpr is resolved by Triton's code generator: only the taken branch is emitted, inline,
     so it splits no element-wise chain (cross_entropy_bwd's `if HAS_SMOOTHING` between exp and where)."""
-    cond = op.attrs.get("cond") if op.kind == OpKind.IF else None
+    cond = op.if_attrs().cond if op.kind == OpKind.IF else None
     return cond is not None and not op.operands and not isinstance(cond.evaluate(env), Unknown)
 
 

@@ -44,7 +44,7 @@ def math_temporaries(live: Liveness) -> dict[int, float]:
         # (Triton 3.9 sm_90 cross_entropy_fwd_kernel: 2 below the model without it, not 6 above)
         if step.is_end or step.op.kind != OpKind.ELEMENTWISE or step.op.result is None or not step.op.result.shape:
             continue
-        extra = call_temporaries(step.op.attrs.get("fn"))
+        extra = call_temporaries(step.op.fn)
         if not extra:
             continue
         start = i

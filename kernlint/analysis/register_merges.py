@@ -22,10 +22,10 @@ from kernlint.ir.symbolic import Unknown
 def merge_sources(op: Op, env: Mapping[str, Any]) -> list[tuple[Value, tuple[Value, ...]]]:
     """Each merged result of an `if` with the branch values that flow into it: the taken branch's for a
     constexpr condition (Triton emits only that branch), both for a runtime one."""
-    cond = op.attrs.get("cond")
+    cond = op.if_attrs().cond
     taken = cond.evaluate(env) if cond is not None and not op.operands else Unknown("runtime")
     return [(phi, (then_value, else_value) if isinstance(taken, Unknown) else (then_value,) if taken else (else_value,))
-            for phi, then_value, else_value in op.attrs.get("merges", ())]
+            for phi, then_value, else_value in op.merges]
 
 
 def through_merges_and_loops(live: Liveness, seeds: set[int], env: Mapping[str, Any]) -> set[int]:
@@ -42,7 +42,7 @@ def through_merges_and_loops(live: Liveness, seeds: set[int], env: Mapping[str, 
             for phi, sources in merge_sources(op, env):
                 links.append((tuple(v.id for v in sources), (phi.id,)))
         elif op.kind == OpKind.FOR:
-            links.extend(((c.yielded.id,), (c.arg.id, c.init.id)) for c in op.attrs.get("carried", ()))
+            links.extend(((c.yielded.id,), (c.arg.id, c.init.id)) for c in op.carried)
     changed = True
     while changed:
         changed = False

@@ -36,7 +36,7 @@ def widened_16bit(op: Op) -> bool:
     result = op.result
     if op.kind != OpKind.ELEMENTWISE or result is None or not result.shape or result.dtype not in ("fp16", "bf16"):
         return False
-    fn = op.attrs.get("fn")
+    fn = op.fn
     return isinstance(fn, str) and fn.rsplit(".", 1)[-1] in COMPUTED_IN_FP32
 
 

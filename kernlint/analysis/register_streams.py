@@ -69,7 +69,7 @@ def _element_wise_sources(start: Value, producers: Mapping[int, Op], where: Mapp
             tiles[v.id] = v
             return p.operands
         elif p.kind == OpKind.IF and strict:
-            for phi, then_value, else_value in p.attrs.get("merges", ()):
+            for phi, then_value, else_value in p.merges:
                 if phi.id == v.id and then_value.id not in producers and else_value.id in producers:
                     tiles[v.id] = v
                     return (else_value,)
@@ -181,8 +181,9 @@ def reduction_partials(reduce: Op, ebytes: int, env: Mapping[str, Any], num_warp
     """Partial sums one thread keeps while it streams a tile into `reduce`: ROW_TREE_PARTIALS for a 1-D row;
     for a 2-D tile one per row (or column) the thread holds in Triton's default blocked layout (16-B vectors
     along the last dim, lanes then warps along it first)."""
-    dims = [d.evaluate(env) if hasattr(d, "evaluate") else d for d in reduce.attrs.get("in_shape", ())]
-    if len(dims) != 2 or reduce.attrs.get("axis") not in (0, 1) or not all(isinstance(d, int) and d > 0
+    attrs = reduce.reduce_attrs()
+    dims = [d.evaluate(env) if hasattr(d, "evaluate") else d for d in attrs.in_shape]
+    if len(dims) != 2 or attrs.axis not in (0, 1) or not all(isinstance(d, int) and d > 0
                                                                           for d in dims):
         return ROW_TREE_PARTIALS   # a 1-D row, or everything reduced to one value: one tree
     rows, cols = dims
@@ -191,7 +192,7 @@ def reduction_partials(reduce: Op, ebytes: int, env: Mapping[str, Any], num_warp
     warps_c = min(num_warps, max(1, cols // (vec * lanes_c)))
     per_col = max(1, cols // (lanes_c * warps_c))
     per_row = max(1, rows // ((32 // lanes_c) * max(1, num_warps // warps_c)))
-    return float(per_row if reduce.attrs.get("axis") == 1 else per_col)
+    return float(per_row if attrs.axis == 1 else per_col)
 
 
 def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, streams_2d: bool = True,
@@ -234,8 +235,8 @@ def _independent_loops(live: Liveness) -> set[int]:
     """Loops that carry nothing from one iteration to the next (a persistent row loop: `for row in
     tl.range(start, n_rows, step)` with the whole row reduced inside): each iteration is straight-line code."""
     return derived(live, "independent loops", lambda: {
-        s.op.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end and not s.op.attrs.get("carried")
-        and not s.op.attrs.get("rebinds_outer", True)})
+        s.op.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end and not s.op.carried
+        and not s.op.for_attrs().rebinds_outer})
 
 
 def reduction_tree(live: Liveness, index: int, costs: dict[int, float]) -> float:
@@ -279,7 +280,7 @@ def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> se
     add into the MMA's accumulator operand (lib/Dialect/TritonGPU... Combine: add(dot(a, b, 0), d) ->
     dot(a, b, d)). Found on the public set: unsloth's _w8a8_block_fp8_matmul at 64×64×64 · 4 warps,
     ptxas 157 (sm_90) / 196 (sm_100) registers against 73 / 105 estimated with the product streamed."""
-    carried = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end for c in s.op.attrs.get("carried", ())}
+    carried = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end for c in s.op.carried}
     by_id = {s.op.id: s.op for s in live.steps if not s.is_end}
     out: set[int] = set()
     for step in live.steps:
@@ -294,7 +295,7 @@ def scaled_products(live: Liveness, uses: Mapping[int, Mapping[int, str]]) -> se
             if user is None or user.kind != OpKind.ELEMENTWISE or user.result is None:
                 break
             others = [v for v in user.operands if v.id != value.id]
-            if user.attrs.get("fn") == "+" and any(v.id in carried for v in others):
+            if user.fn == "+" and any(v.id in carried for v in others):
                 if hops:   # scaled first: the product is materialised next to the accumulator
                     out.add(step.op.result.id)
                 break
@@ -325,9 +326,9 @@ def accumulated_loads(live: Liveness) -> list[tuple[tuple[int, ...], int]]:
     with the number of loop-carried accumulators they feed."""
     where = {s.op.id: s.loops for s in live.steps if not s.is_end}
     users = readers(live)
-    yielded: dict[int, set[int]] = {s.op.id: {c.yielded.id for c in s.op.attrs.get("carried", ())}
+    yielded: dict[int, set[int]] = {s.op.id: {c.yielded.id for c in s.op.carried}
                                     for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
-    unrolled = {s.op.id for s in live.steps if s.op.kind == OpKind.FOR and s.op.attrs.get("loop") == "static_range"}
+    unrolled = {s.op.id for s in live.steps if s.op.kind == OpKind.FOR and s.op.for_attrs().loop == "static_range"}
     groups: dict[int, tuple[list[int], set[int]]] = {}
     for step in live.steps:
         op = step.op

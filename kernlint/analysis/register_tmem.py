@@ -141,11 +141,11 @@ def folded_accumulations(live: Liveness, dot_results: set[int]) -> set[int]:
     so on sm_100 the running sum stays in tensor memory like a `tl.dot(a, b, acc)` accumulator (dK/dV/dQ of
     the attention backward: measured b200 dK/dV 32×64 w4 s3 126 registers, not two 64×128 fp32 tiles)."""
     carried_args = {c.arg.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end
-                    for c in s.op.attrs.get("carried", ())}
+                    for c in s.op.carried}
     out: set[int] = set()
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != OpKind.ELEMENTWISE or op.attrs.get("fn") != "+" or op.result is None:
+        if step.is_end or op.kind != OpKind.ELEMENTWISE or op.fn != "+" or op.result is None:
             continue
         ids = {v.id for v in op.operands}
         if len(op.operands) == 2 and ids & dot_results and ids & carried_args:

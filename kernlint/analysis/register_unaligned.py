@@ -30,7 +30,7 @@ def _loaded_base(pointer: Value, producers: Mapping[int, Op]) -> bool:
     v: Value | None = pointer
     for _ in range(32):
         op = producers.get(v.id) if v is not None else None
-        if op is None or "multiple_of" in op.attrs:
+        if op is None or op.attrs.multiple_of is not None:
             return False          # a parameter (16-byte aligned by specialisation), a block argument or a hint
         if op.kind == OpKind.CAST:
             src = op.operands[0] if op.operands else None
@@ -39,7 +39,7 @@ def _loaded_base(pointer: Value, producers: Mapping[int, Op]) -> bool:
             while src is not None and producers.get(src.id) is not None and producers[src.id].kind == OpKind.CAST:
                 src = producers[src.id].operands[0] if producers[src.id].operands else None
             return src is not None and producers.get(src.id) is not None and producers[src.id].kind == OpKind.LOAD
-        if op.kind == OpKind.ELEMENTWISE and op.attrs.get("fn") in ("+", "-"):
+        if op.kind == OpKind.ELEMENTWISE and op.fn in ("+", "-"):
             v = next((o for o in op.operands if is_pointer(o.dtype)), None)
         elif op.kind in _FOLLOW and op.operands:
             v = op.operands[0]

@@ -12,7 +12,7 @@ from kernlint.ir.symbolic import as_int
 
 def static_trip_count(op: Op, env: Mapping[str, Any]) -> int | None:
     """Iterations of a `tl.static_range(stop)` / `(start, stop[, step])` loop with constant bounds."""
-    bounds = [as_int(b.evaluate(env)) if b is not None else None for b in op.attrs.get("bounds", ())]
+    bounds = [as_int(b.evaluate(env)) if b is not None else None for b in op.for_attrs().bounds]
     if not bounds or any(b is None for b in bounds):
         return None
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) > 2 else 1)
@@ -43,12 +43,12 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: boo
     producers = producers_of(live)
     for step in live.steps:
         op = step.op
-        if step.is_end or op.kind != OpKind.FOR or op.attrs.get("loop") != "static_range":
+        if step.is_end or op.kind != OpKind.FOR or op.for_attrs().loop != "static_range":
             continue
         trips = static_trip_count(op, env)
         if trips is None or trips < 2:
             continue
-        carried = {c.arg.id for c in op.attrs.get("carried", ())}
+        carried = {c.arg.id for c in op.carried}
         body = op.regions[0].ops if op.regions else ()
         # A store or atomic in the body may alias the next iteration's loads (pointers carry no aliasing
         # facts), so the loads stay behind it and one iteration's tiles are live at a time (examples/rope.py,

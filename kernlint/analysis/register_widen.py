@@ -28,7 +28,7 @@ def _rows_per_thread(reduce: Op, producers: Mapping[int, Op], env: Mapping[str, 
                      memory: list[Access], num_warps: int) -> int:
     """Independent reduction rows one thread holds and finishes without a barrier: the register bits of the
     layout off the reduced axis, when the axis lies within one warp (1 otherwise)."""
-    axis = reduce.attrs.get("axis")
+    axis = reduce.reduce_attrs().axis
     if not isinstance(axis, int) or not reduce.operands:
         return 1
     layout = tile_layout(reduce.operands[0], producers, env, memory, num_warps)

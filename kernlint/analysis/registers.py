@@ -218,7 +218,7 @@ def _register_pipelined_loads(live: Liveness, dots: list[DotPlacement], env: Map
     bmm_descriptor_kernel, B reshaped from [1, BK, BN]; ttgir: num_stages − 1 `tt.load`s of B before the
     loop, carried through it): 64×128×32 w4 s5 → 205 registers, 64×64×64 w4 s4 → 168, vs 148 / 112 for
     one B tile (16 words/thread each: 4 resp. 3 in flight)."""
-    loop_stages = {s.op.id: s.op.attrs.get("num_stages") for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
+    loop_stages = {s.op.id: s.op.for_attrs().num_stages for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end}
     for d in dots:
         if not d.register_pipelined or d.in_loop is None:
             continue
@@ -382,7 +382,7 @@ def _reduction_trees(s: RegisterState) -> None:
 
 def _philox(s: RegisterState) -> None:
     for i, step in enumerate(s.live.steps):
-        if step.is_end or step.op.kind != OpKind.ELEMENTWISE or step.op.attrs.get("fn") not in PHILOX_RESULTS \
+        if step.is_end or step.op.kind != OpKind.ELEMENTWISE or step.op.fn not in PHILOX_RESULTS \
                 or step.op.result is None:
             continue
         state = _philox_state(step.op.result, s.env, s.threads) * s.model.data_scale

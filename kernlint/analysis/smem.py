@@ -85,12 +85,12 @@ class SmemState:
         # a tl.static_range loop is unrolled while the kernel is traced: no loop is left to pipeline (Triton
         # 3.9, four unrolled 32×32×64 fp32 dots at 16 warps, num_stages 4: 16,384 B, one copy of A and B)
         op = self.loop_ops[loop_id]
-        if static_trips(op, self.env) in (0, 1) or op.attrs.get("loop") == "static_range":
+        if static_trips(op, self.env) in (0, 1) or op.for_attrs().loop == "static_range":
             # a loop whose constexpr bounds give one iteration is folded away by MLIR's scf.for
             # canonicalisation before the pipeliner runs: nothing is multi-buffered (fla chunk_o.py
             # `for i_v in range(tl.cdiv(V, BV))` with V = BV: 4 tiles × 1 buffer, Triton 3.9 sm_90)
             return 1, True
-        explicit = op.attrs.get("num_stages")
+        explicit = op.for_attrs().num_stages
         if explicit is not None:
             value = as_int(explicit.evaluate(self.env))
             if value is not None:
@@ -254,7 +254,7 @@ def _tcgen05_barriers(s: SmemState) -> None:
         if any(d.register_pipelined and not mma_waits_on_staged_copy(d, loop_ops, s.parents, s.env, s.spec,
                                                                         s.loop_stages(loop_id)[0])
                for d in dots if d.in_loop == loop_id) \
-                or loop_ops[loop_id].attrs.get("loop") == "static_range" \
+                or loop_ops[loop_id].for_attrs().loop == "static_range" \
                 or static_trips(loop_ops[loop_id], s.env) in (0, 1):
             # one 8-B barrier: an operand staged from registers (see the note above), a loop folded away
             # (tests/truth/one_trip_loop.py: 16,384 + 8 B on sm_100, Triton 3.9) or unrolled (static_range)
@@ -387,7 +387,7 @@ def _row_scaled_tmem_accumulators(dots: list[DotPlacement], producers: Mapping[i
         if not d.tmem_accumulator or d.in_loop is None or len(d.op.operands) < 3:
             continue
         scale = producers.get(d.op.operands[2].id)
-        if scale is None or scale.kind != OpKind.ELEMENTWISE or scale.attrs.get("fn") != "*":
+        if scale is None or scale.kind != OpKind.ELEMENTWISE or scale.fn != "*":
             continue
         rows = [v for v in scale.operands if len(v.shape) == 2 and as_int(v.shape[1].evaluate(env)) == 1]
         # with ≤ 128 rows the second warpgroup takes half of the columns, so the two read layouts differ in the

@@ -103,9 +103,9 @@ def _merge_sources(live: Liveness) -> dict[int, tuple[Value, Value]]:
     """Loop-carried values and if-merges take the layout of what flows into them: value id → (the two
     values that flow in: loop entry and yield, or the two branches)."""
     carried = {c.arg.id: (c.init, c.yielded) for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end
-               for c in s.op.attrs.get("carried", ())}
+               for c in s.op.carried}
     carried.update({phi.id: (a, b) for s in live.steps if s.op.kind == OpKind.IF and not s.is_end
-                    for phi, a, b in s.op.attrs.get("merges", ())})
+                    for phi, a, b in s.op.merges})
     return carried
 
 
@@ -169,8 +169,10 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
             if placed is None or placed.fma or placed.tmem_accumulator or shape is None or len(shape) != 2:
                 return None
             return mma_accumulator((shape[0], shape[1]), num_warps, placed.async_mma)
-        in_shape = tuple(as_int(d.evaluate(env)) for d in op.attrs.get("in_shape", ()))
-        axis = op.attrs.get("axis")
+        if op.kind != OpKind.REDUCE:   # a reduction's result: in the slice of its operand's layout
+            return None
+        in_shape = tuple(as_int(d.evaluate(env)) for d in op.reduce_attrs().in_shape)
+        axis = op.reduce_attrs().axis
         if axis is None or any(d is None for d in in_shape) or in_shape not in load_layout:  # type: ignore[comparison-overlap]
             return None
         spt, order = load_layout[in_shape]  # type: ignore[index]

@@ -97,7 +97,7 @@ def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str
     for step in gathers:
         op = step.op
         src, index = op.operands
-        axis = op.attrs.get("axis")
+        axis = op.axis_attrs().axis
         src_shape, index_shape = tile_shape(src, env), tile_shape(index, env)
         if axis is None or src_shape is None or index_shape is None or len(src_shape) != len(index_shape) \
                 or len(src_shape) < 2:

@@ -29,7 +29,7 @@ from kernlint.ir.nodes import Op, element_bytes
 
 
 def flattened(loop: Op, env: Mapping[str, Any]) -> bool:
-    flag = loop.attrs.get("flatten")
+    flag = loop.for_attrs().flatten
     value = flag.evaluate(env) if hasattr(flag, "evaluate") else flag
     return value is True or (isinstance(value, int) and not isinstance(value, bool) and value != 0)
 

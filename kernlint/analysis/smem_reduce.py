@@ -245,7 +245,7 @@ def _mma_reduce_scratch(dims: list[int], axis: int, nbytes: int, num_warps: int)
 
 def _operand_bits(op: Op) -> list[int]:
     bits = [max(8, int(element_bytes(v.dtype) * 8)) for v in op.operands]
-    if op.attrs.get("fn") in ("argmax", "argmin"):
+    if op.fn in ("argmax", "argmin"):
         bits.append(32)  # the i32 index travels with the value
     return bits
 
@@ -265,7 +265,7 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
         loop = step.loops[-1] if step.loops else None
         src = op.operands[0]
         dims = _dims(src, env)
-        axis = op.attrs.get("axis")
+        axis = op.reduce_attrs().axis if op.kind == OpKind.REDUCE else op.axis_attrs().axis
         if dims is None:
             continue
         if axis is None and op.kind == OpKind.SCAN:
@@ -293,7 +293,7 @@ def reduction_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[
             for result in op.all_results():
                 reduce_layouts[result.id] = (layout, axis)
         if nbytes:
-            uses.append(ScratchUse(loop, "reduction scratch", nbytes, f"cross-warp {op.attrs.get('fn')}", op.line))
+            uses.append(ScratchUse(loop, "reduction scratch", nbytes, f"cross-warp {op.fn}", op.line))
     if reduce_layouts:
         # imported here: smem_reduced_store builds on this module's layouts
         from kernlint.analysis.smem_reduced_store import reduced_store_conversions

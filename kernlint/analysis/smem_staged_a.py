@@ -34,10 +34,10 @@ def _merges(live: Liveness) -> dict[int, tuple[Value, ...]]:
         if s.is_end:
             continue
         if s.op.kind == OpKind.FOR:
-            out.update({c.arg.id: (c.init, c.yielded) for c in s.op.attrs.get("carried", ())})
+            out.update({c.arg.id: (c.init, c.yielded) for c in s.op.carried})
         elif s.op.kind == OpKind.IF:
             out.update({phi.id: tuple(x for x in (a, b) if x is not None)
-                        for phi, a, b in s.op.attrs.get("merges", ())})
+                        for phi, a, b in s.op.merges})
     return out
 
 
@@ -52,7 +52,7 @@ def _through_where(operand: Value, producers: Mapping[int, Op], merges: Mapping[
             return ()
         if op.kind not in _THROUGH:
             return ()
-        if op.kind == OpKind.ELEMENTWISE and op.attrs.get("fn") == "where":
+        if op.kind == OpKind.ELEMENTWISE and op.fn == "where":
             found["where"] = True
         return [x for x in op.operands if x.shape]
 

@@ -52,7 +52,7 @@ def _zero_accumulator(d: DotPlacement, producers: Mapping[int, Op], carried_init
     if init is not None and init[1] in folded:  # the loop is folded away: the block argument is its init
         acc = init[0]
     op = producers.get(acc.id)
-    return op is not None and op.kind == OpKind.FULL and bool(op.attrs.get("zeros"))
+    return op is not None and op.kind == OpKind.FULL and op.full_attrs().zeros
 
 
 def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int]) -> dict[int, int]:
@@ -61,7 +61,7 @@ def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int
     readers = readers_of(live)
     step_of = step_positions(live)
     carried_init = {c.arg.id: (c.init, s.op.id) for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end
-                    for c in s.op.attrs.get("carried", ())}
+                    for c in s.op.carried}
     out: dict[int, int] = {}
     for d in dots:
         if d.op.result is None or not _zero_accumulator(d, producers, carried_init, folded):
@@ -70,7 +70,7 @@ def fold_positions(live: Liveness, dots: Sequence[DotPlacement], folded: set[int
         if len(users) != 1:
             continue
         add = users[0]
-        if add.kind == OpKind.ELEMENTWISE and add.attrs.get("fn") == "+" and len(add.operands) == 2 \
+        if add.kind == OpKind.ELEMENTWISE and add.fn == "+" and len(add.operands) == 2 \
                 and add.id in step_of and step_of[add.id] > step_of[d.op.id]:
             out[d.op.id] = step_of[add.id]
     return out

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
+from kernlint.ir.attributes import (ArangeAttrs, AxisAttrs, DotAttrs, ElementwiseAttrs, ForAttrs, FullAttrs,
+                                    IfAttrs, LoadAttrs, OpAttrs, ParamAttrs, ProgramIdAttrs, ReduceAttrs)
+from kernlint.ir.kinds import OpKind as OpKind   # re-exported: kernlint.ir.nodes.OpKind is the usual import
 from kernlint.ir.symbolic import Expr
+
+_A = TypeVar("_A", bound=OpAttrs)
 
 # Element sizes in bytes; "ptr" values are 64-bit addresses whatever they point to.
 DTYPE_BYTES: dict[str, float] = {
@@ -36,45 +40,6 @@ def element_bytes(dtype: str) -> float:
     if is_pointer(dtype):
         return 8
     return DTYPE_BYTES.get(dtype, 4)
-
-
-class OpKind(str, Enum):
-    """What an op is: every kind the lowering emits (`Lowerer.emit` converts its `kind` and rejects any other).
-
-    A `str` enum so a kind still prints, formats, hashes and serialises as its name (`f"{op.kind}"` is `load`,
-    as `enum.StrEnum` does on Python 3.11+; this runs on 3.10 too); compare with the members, not strings.
-    """
-
-    PARAM = "param"                    # a kernel parameter (pointer or scalar) entering the graph
-    PROGRAM_ID = "program_id"          # tl.program_id / tl.num_programs (attrs fn, axis); Helion's grid index
-    ARANGE = "arange"                  # tl.arange; a Helion tile's index range
-    FULL = "full"                      # tl.full / tl.zeros / *_like, hl.zeros / hl.full: a constant tile
-    ELEMENTWISE = "elementwise"        # arithmetic, comparisons, math and other per-element functions (attr fn)
-    CAST = "cast"                      # .to(dtype), tl.cast and implicit conversions (reduction inputs)
-    VIEW = "view"                      # the same elements seen with another shape: x[:, None], tl.expand_dims,
-                                       # tl.broadcast_to, implicit broadcasts
-    RESHAPE = "reshape"                # tl.reshape / tl.view (and the reshape after tl.interleave's join)
-    TRANS = "trans"                    # tl.trans / tl.permute / .T
-    JOIN = "join"                      # tl.join / tl.interleave
-    SPLIT = "split"                    # tl.split: one op per half
-    GATHER = "gather"                  # tl.gather
-    LOAD = "load"                      # tl.load, a descriptor's .load, a Helion tensor read
-    STORE = "store"                    # tl.store, a descriptor's .store, a Helion tensor write
-    ATOMIC = "atomic"                  # tl.atomic_* (attr fn)
-    DOT = "dot"                        # tl.dot / tl.dot_scaled / hl.dot: a tensor-core or FMA matrix product
-    REDUCE = "reduce"                  # tl.sum / max / min / argmax / reduce ...: one op per call (attrs axis, fn)
-    SCAN = "scan"                      # tl.cumsum / cumprod / associative_scan
-    MAKE_BLOCK_PTR = "make_block_ptr"  # tl.make_block_ptr
-    ADVANCE = "advance"                # tl.advance of a block pointer
-    MAKE_DESCRIPTOR = "make_descriptor"  # tl.make_tensor_descriptor (TMA)
-    FOR = "for"                        # a loop (range, static_range, while) with one region and carried values
-    IF = "if"                          # a run-time or undecided `if`: two regions, merged results
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +80,75 @@ class Op:
     result: Value | None
     operands: tuple[Value, ...]
     line: int
-    attrs: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # the attributes of its kind (kernlint/ir/attributes.py: ATTRIBUTES names the class of each kind); read
+    # them through the typed accessors below, which assert the kind
+    attrs: OpAttrs = field(default_factory=OpAttrs, hash=False, compare=False)
     regions: tuple[Region, ...] = ()
     results: tuple[Value, ...] = ()    # extra results (if-merges, split, loop results)
 
     def all_results(self) -> tuple[Value, ...]:
         return ((self.result,) if self.result is not None else ()) + self.results
+
+    def _typed(self, cls: type[_A], *kinds: OpKind) -> _A:
+        if self.kind not in kinds or not isinstance(self.attrs, cls):
+            raise TypeError(f"{cls.__name__} asked of a {self.kind} op (line {self.line})")
+        return self.attrs
+
+    def param_attrs(self) -> ParamAttrs:
+        return self._typed(ParamAttrs, OpKind.PARAM)
+
+    def program_id_attrs(self) -> ProgramIdAttrs:
+        return self._typed(ProgramIdAttrs, OpKind.PROGRAM_ID)
+
+    def arange_attrs(self) -> ArangeAttrs:
+        return self._typed(ArangeAttrs, OpKind.ARANGE)
+
+    def full_attrs(self) -> FullAttrs:
+        return self._typed(FullAttrs, OpKind.FULL)
+
+    def elementwise_attrs(self) -> ElementwiseAttrs:
+        return self._typed(ElementwiseAttrs, OpKind.ELEMENTWISE)
+
+    def load_attrs(self) -> LoadAttrs:
+        return self._typed(LoadAttrs, OpKind.LOAD)
+
+    def dot_attrs(self) -> DotAttrs:
+        return self._typed(DotAttrs, OpKind.DOT)
+
+    def reduce_attrs(self) -> ReduceAttrs:
+        return self._typed(ReduceAttrs, OpKind.REDUCE)
+
+    def axis_attrs(self) -> AxisAttrs:
+        """scan and gather."""
+        return self._typed(AxisAttrs, OpKind.SCAN, OpKind.GATHER)
+
+    def for_attrs(self) -> ForAttrs:
+        return self._typed(ForAttrs, OpKind.FOR)
+
+    def if_attrs(self) -> IfAttrs:
+        return self._typed(IfAttrs, OpKind.IF)
+
+    @property
+    def fn(self) -> str | None:
+        """The function of an elementwise, reduce or program_id op (`+`, `exp`, `sum`, `num_programs`);
+        None for any other kind."""
+        if self.kind == OpKind.ELEMENTWISE:
+            return self.elementwise_attrs().fn
+        if self.kind == OpKind.REDUCE:
+            return self.reduce_attrs().fn
+        if self.kind == OpKind.PROGRAM_ID:
+            return self.program_id_attrs().fn
+        return None
+
+    @property
+    def carried(self) -> tuple[Carried, ...]:
+        """A loop's carried variables; () for any other kind."""
+        return self.for_attrs().carried if self.kind == OpKind.FOR else ()
+
+    @property
+    def merges(self) -> tuple[tuple[Value, Value, Value], ...]:
+        """An `if`'s (merged result, then value, else value) triples; () for any other kind."""
+        return self.if_attrs().merges if self.kind == OpKind.IF else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,19 +228,22 @@ class KernelIR:
         if op is None or depth <= 0:
             return f"%{value.id}"
         if op.kind == OpKind.PROGRAM_ID:
-            axis = op.attrs.get("axis")
-            return f"tl.{op.attrs.get('fn', 'program_id')}({'' if axis is None else axis})"
+            pid = op.program_id_attrs()
+            return f"tl.{pid.fn or 'program_id'}({'' if pid.axis is None else pid.axis})"
         if op.kind in (OpKind.VIEW, OpKind.RESHAPE) and op.operands:
             return self.describe(op.operands[0], depth)
         if op.kind == OpKind.CAST and op.operands:
             return f"{self.describe(op.operands[0], depth - 1)}.to({value.dtype})"
-        fn = op.attrs.get("fn")
-        if op.kind == OpKind.ELEMENTWISE and fn in ("+", "-", "*", "/", "//", "%") and len(op.operands) == 2:
+        if op.kind != OpKind.ELEMENTWISE:
+            return f"%{value.id}"
+        attrs = op.elementwise_attrs()
+        fn = attrs.fn
+        if fn in ("+", "-", "*", "/", "//", "%") and len(op.operands) == 2:
             a, b = (self.describe(v, depth - 1) for v in op.operands)
             return f"({a} {fn} {b})"
-        if op.kind == OpKind.ELEMENTWISE and fn in ("+", "-", "*", "/", "//", "%") and "scalar" in op.attrs:
-            a, b = self.describe(op.operands[0], depth - 1), str(op.attrs["scalar"])
-            return f"({b} {fn} {a})" if op.attrs.get("scalar_first") else f"({a} {fn} {b})"
+        if fn in ("+", "-", "*", "/", "//", "%") and attrs.scalar is not None:
+            a, b = self.describe(op.operands[0], depth - 1), str(attrs.scalar)
+            return f"({b} {fn} {a})" if attrs.scalar_first else f"({a} {fn} {b})"
         return f"%{value.id}"
 
     def walk(self) -> list[tuple[Op, int]]:

@@ -1,7 +1,12 @@
 """Text dump of a kernel graph for `kernlint debug --ir`."""
 from __future__ import annotations
 
+import dataclasses
+
 from kernlint.ir.nodes import KernelIR, Op, OpKind, Region
+
+# the attributes shown after an op where its kind declares them (in the order its attribute class lists them)
+_SHOWN = ("fn", "axis", "loop", "num_stages", "cond")
 
 
 def render_ir(ir: KernelIR) -> str:
@@ -12,15 +17,16 @@ def render_ir(ir: KernelIR) -> str:
     def op_text(op: Op) -> str:
         res = f"{op.result} = " if op.result is not None else ""
         args = ", ".join(str(v) for v in op.operands)
-        extra = {k: v for k, v in op.attrs.items() if k in ("fn", "axis", "loop", "num_stages", "cond")}
-        attrs = " " + " ".join(f"{k}={v}" for k, v in extra.items() if v is not None) if extra else ""
+        shown = [f"{f.name}={getattr(op.attrs, f.name)}" for f in dataclasses.fields(op.attrs)
+                 if f.name in _SHOWN and getattr(op.attrs, f.name) is not None]
+        attrs = " " + " ".join(shown) if shown else ""
         return f"{res}{op.kind}({args}){attrs}  # line {op.line}"
 
     def visit(region: Region, indent: int) -> None:
         for op in region.ops:
             lines.append("  " * indent + op_text(op))
             if op.kind == OpKind.FOR:
-                for c in op.attrs.get("carried", ()):
+                for c in op.carried:
                     lines.append("  " * (indent + 1) + f"carried {c.name}: {c.init} -> {c.arg} -> {c.yielded}")
             for i, sub in enumerate(op.regions):
                 if op.kind == OpKind.IF:

@@ -167,7 +167,7 @@ def _used_value_ids(ops: list[Op]) -> set[int]:
     while stack:
         op = stack.pop()
         used.update(v.id for v in op.operands)
-        for c in op.attrs.get("carried", ()) if op.kind == OpKind.FOR else ():
+        for c in op.carried:
             used.add(c.yielded.id)
         for region in op.regions:
             stack.extend(region.ops)

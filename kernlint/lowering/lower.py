@@ -17,6 +17,7 @@ from kernlint.frontend.arg_values import ArgValue, ArgValueError, DtypeValue, pa
 from kernlint.frontend.facts import JitFunction
 from kernlint.lowering import tl_calls, tl_dispatch
 from kernlint.lowering.control_flow import ControlFlowLowering
+from kernlint.ir.attributes import make_attrs
 from kernlint.ir.dtypes import dtype_from_qualname, parse_arg_type, promote
 from kernlint.lowering.entries import CV, DT, HelperIndex, HelperRef, ModuleRef, Tup
 from kernlint.ir.nodes import KernelIR, Op, OpKind, Region, Unmodelled, Value
@@ -72,15 +73,17 @@ class Lowerer(ControlFlowLowering):
     def emit(self, kind: OpKind | str, operands: tuple[Value, ...], line: int, result: Value | None = None,
              extra_results: tuple[Value, ...] = (), regions: tuple[Region, ...] = (), **attrs: Any) -> Value | None:
         """Append one op to the current block: every op of a graph is made here. A kind that is not an `OpKind`
-        (a typo, a name no analysis knows) is an internal error, never a new kind."""
+        (a typo, a name no analysis knows) is an internal error, never a new kind; so is an attribute its kind
+        does not declare (kernlint/ir/attributes.py: `make_attrs` builds the kind's attribute class)."""
         try:
             op_kind = OpKind(kind)
         except ValueError:
             raise ValueError(f"lowering emitted an unknown op kind {kind!r} (kernlint.ir.nodes.OpKind lists the "
                              f"kinds)") from None
+        typed = make_attrs(op_kind, attrs)
         self.next_id += 1
         line = self.call_site or line
-        self.blocks[-1].append(Op(self.next_id, op_kind, result, operands, line, attrs, regions, extra_results))
+        self.blocks[-1].append(Op(self.next_id, op_kind, result, operands, line, typed, regions, extra_results))
         return result
 
     def decide(self, cond: CV) -> Any:

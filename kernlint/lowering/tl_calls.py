@@ -1,6 +1,7 @@
 """Lowering of `triton.language` calls, method calls on tiles and subscripts into graph ops."""
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
@@ -336,9 +337,10 @@ def _hint(attr: str) -> Handler:
         hint = args[1] if len(args) > 1 else kw.get("values")
         if isinstance(x, Value) and hint is not None:
             for block in reversed(lo.blocks):
-                op = next((o for o in reversed(block) if o.result is not None and o.result.id == x.id), None)
-                if op is not None:
-                    op.attrs[attr] = hint
+                at = next((i for i in range(len(block) - 1, -1, -1)
+                           if block[i].result is not None and block[i].result.id == x.id), None)
+                if at is not None:   # ops are immutable: the op is replaced by one with the hint
+                    block[at] = dataclasses.replace(block[at], attrs=block[at].attrs.with_hint(attr, hint))
                     break
             else:   # a loop's block argument (a carried pointer): recorded on the loop (control_flow.loop)
                 lo.value_hints.setdefault(x.id, {})[attr] = hint

@@ -137,8 +137,8 @@ def learn_space(kernel: Any, src: KernelSource, bucket: Mapping[str, Any]) -> Sp
     dot_dims: set[str] = set()
     for op, _ in ir.walk():
         if op.kind == OpKind.DOT:
-            for dim in ("M", "N", "K"):
-                expr = op.attrs.get(dim)
+            dot = op.dot_attrs()
+            for expr in (dot.M, dot.N, dot.K):
                 if hasattr(expr, "free_symbols"):
                     dot_dims |= expr.free_symbols()
     for name in ir.constexprs:

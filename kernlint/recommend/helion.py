@@ -88,8 +88,8 @@ def load_kernel(path: str, qualname: str, arg_types: Mapping[str, str] | None = 
     dots: set[str] = set()
     for op, _ in ka.ir.walk():
         if op.kind == OpKind.DOT:  # the M, N, K of the dot (a bmm's batch tile is not an MMA dimension)
-            for x in ("M", "N", "K"):
-                d = op.attrs.get(x)
+            dot = op.dot_attrs()
+            for d in (dot.M, dot.N, dot.K):
                 dots |= d.free_symbols() if hasattr(d, "free_symbols") else set()
     return HelionTarget(ka.jit, ka.ir, ka.points, src, grid, loops, frozenset(dots))
 

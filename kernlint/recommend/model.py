@@ -179,7 +179,8 @@ def kernel_work(ir: KernelIR, src: KernelSource, env: Mapping[str, Any], num_sta
             # a whole tile reduced to one value in a loop: every CTA-wide trip waits on shared memory
             loop_barriers += depth > 0 and op.kind in (OpKind.REDUCE, OpKind.SCAN) and res is not None and not res.is_tile
             if op.kind == OpKind.DOT and res is not None:
-                m, n, k = (_val(op.attrs.get(x), env) for x in ("M", "N", "K"))
+                dot = op.dot_attrs()
+                m, n, k = (_val(x, env) for x in (dot.M, dot.N, dot.K))
                 flops += 2.0 * m * n * k * mult
             elif op.kind in (OpKind.LOAD, OpKind.STORE):
                 val = res if op.kind == OpKind.LOAD else (op.operands[1] if len(op.operands) > 1 else None)

@@ -99,7 +99,7 @@ def test_loop_bounds_while_conditions_and_returns_stay(tmp_path: Path) -> None:
     combine = kernels["combine"].ir
     steps = linearize(combine, {})
     kept = needed_op_ids(steps, combine.returned)
-    fns = {s.op.attrs.get("fn"): s.op.id in kept for s in steps if s.op.kind == OpKind.ELEMENTWISE}
+    fns = {s.op.fn: s.op.id in kept for s in steps if s.op.kind == OpKind.ELEMENTWISE}
     assert fns == {"+": True, "*": False}   # a helper's return is what it keeps; `unused` goes
 
 

@@ -129,7 +129,7 @@ def test_a_loop_rebinding_a_scalar_is_not_independent() -> None:
     res = lint_paths([str(ROOT / "examples/cross_entropy.py")], Settings(targets=("h100",)))
     k = next(k for f in res.files for k in f.kernels if k.jit.name == "cross_entropy_fwd_kernel")
     loops = [op for op, _ in k.ir.walk() if op.kind == OpKind.FOR]
-    assert loops and all(op.attrs["rebinds_outer"] for op in loops)
+    assert loops and all(op.for_attrs().rebinds_outer for op in loops)
     ref = lint_paths([str(ROOT / "tests/truth/reference_kernels.py")], Settings(targets=("h100",)))
     soft = next(k for f in ref.files for k in f.kernels if k.jit.name == "softmax_kernel")
-    assert [op.attrs["rebinds_outer"] for op, _ in soft.ir.walk() if op.kind == OpKind.FOR] == [False]
+    assert [op.for_attrs().rebinds_outer for op, _ in soft.ir.walk() if op.kind == OpKind.FOR] == [False]

@@ -77,7 +77,7 @@ def test_attention_bmm_transposes_two_dims() -> None:
     from kernlint.recommend.helion import load_kernel
     t = load_kernel(str(ROOT / "examples" / "helion_attention.py"), "helion_attention")
     dots = [op for op, _ in t.ir.walk() if op.kind == OpKind.DOT]
-    assert [str(dots[0].attrs[x]) for x in ("M", "N", "K")] == ["block_size_1", "block_size_2", "rdim_0"]
+    assert [str(x) for x in (dots[0].dot_attrs().M, dots[0].dot_attrs().N, dots[0].dot_attrs().K)] == ["block_size_1", "block_size_2", "rdim_0"]
 
 
 def _helion_available() -> bool:

@@ -38,10 +38,10 @@ def test_producers_and_users_cover_the_whole_graph_once(tmp_path: Path) -> None:
     load = next(op for op in ops if op.kind == OpKind.LOAD)
     assert load.result is not None
     [square] = ir.users()[load.result.id]
-    assert square.kind == OpKind.ELEMENTWISE and square.attrs.get("fn") == "*"
+    assert square.kind == OpKind.ELEMENTWISE and square.fn == "*"
     order = {op.id: i for i, op in enumerate(ops)}
     assert all([order[u.id] for u in us] == sorted(order[u.id] for u in us) for us in ir.users().values())
     # a loop's block argument has no producer; the index is built once
     loop = next(op for op in ops if op.kind == OpKind.FOR)
-    assert all(ir.producer(c.arg) is None for c in loop.attrs["carried"])
+    assert all(ir.producer(c.arg) is None for c in loop.carried)
     assert ir.producers() is ir.producers() and ir.users() is ir.users()

@@ -45,4 +45,4 @@ def test_every_kernel_is_found_and_estimated(result) -> None:  # type: ignore[no
 def test_cross_file_helper_is_inlined(result) -> None:  # type: ignore[no-untyped-def]
     swiglu = next(k for f in result.files for k in f.kernels if k.jit.name == "swiglu_fwd_kernel")
     assert not swiglu.ir.unmodelled
-    assert any(op.attrs.get("fn") == "sigmoid" or op.attrs.get("fn") == "exp" for op, _ in swiglu.ir.walk())
+    assert any(op.fn == "sigmoid" or op.fn == "exp" for op, _ in swiglu.ir.walk())
