@@ -39,6 +39,7 @@ from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.operand_loads import numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.walk import bounded_walk, walk_upstream
 
 LOOP_INVARIANT_COMPUTED = "loop-invariant computed operand"   # buffer label of a copy made before the loop
 # ops the conversion to the MMA operand layout moves through without data exchange between threads
@@ -174,21 +175,17 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
 def _tile_load_bytes(value: Value, producers: Mapping[int, Op], env: Mapping[str, Any], full: int) -> int:
     """Element bytes of the whole-tile load a value from before the loop is computed from (its layout)."""
     best = 0
-    stack, seen = [value], set()
-    while stack and len(seen) < 64:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        op = producers.get(v.id)
-        if op is None:
-            continue
-        if op.kind == OpKind.LOAD:
-            size = numel(v, env)
-            if size is not None and size >= full and v.shape:
-                best = max(best, int(element_bytes(v.dtype)))
-            continue
-        stack.extend(op.operands)
+
+    def visit(op: Op, v: Value) -> tuple[Value, ...]:
+        nonlocal best
+        if op.kind != OpKind.LOAD:
+            return op.operands
+        size = numel(v, env)
+        if size is not None and size >= full and v.shape:
+            best = max(best, int(element_bytes(v.dtype)))
+        return ()
+
+    walk_upstream(value, producers, visit)
     return best
 
 
@@ -196,23 +193,19 @@ def _uses_loop_scalars(operand: Value, loop_id: int, live: Liveness, producers: 
     """Whether the value depends on the loop's induction variable or carried values (not invariant)."""
     raw = _raw_loops(live)
     carried = _carried_args(live).get(loop_id, set())
-    stack, seen = [operand], set()
-    while stack and len(seen) < 256:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
+
+    def inside(v: Value) -> tuple[Value, ...]:   # operands of an op of the loop
+        op = producers.get(v.id)
+        return op.operands if op is not None and loop_id in raw.get(op.id, ()) else ()
+
+    for v in bounded_walk((operand,), inside, bound=256):
         if v.id in carried:
             return True
-        op = producers.get(v.id)
-        if op is None:
+        if producers.get(v.id) is None:
             span = live.intervals.get(v.id)
             # the induction variable is defined inside the loop, with no producing op
             if span is not None and loop_id in live.steps[span[0]].loops:
                 return True
-            continue
-        if loop_id in raw.get(op.id, ()):
-            stack.extend(op.operands)
     return False
 
 

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, carried_inits, loop_ops, step_positions, walk_back
+from kernlint.analysis.liveness import Liveness, carried_inits, loop_ops, step_positions
 from kernlint.analysis.async_copy import async_copy_bytes
 from kernlint.analysis.axis_info import Contiguity
 from kernlint.analysis.computed_operands import LOOP_INVARIANT_COMPUTED, Chain, analyse, operand_cost
@@ -45,6 +45,7 @@ from kernlint.analysis.placement import DotPlacement, _producer_map, numel, tran
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.walk import walk_upstream
 
 MMA_BARRIER_BYTES = 16          # one 2 × 8-B mbarrier per tcgen05 MMA of the loop (measured, see above)
 MMA_WAIT_BARRIER_BYTES = 8      # the 8-B mbarrier an unpipelined tcgen05 MMA is waited on
@@ -109,7 +110,7 @@ def _upstream(value: Value, producers: Mapping[int, Op], in_loop: set[int]) -> l
                     for x in (then_value, else_value) if x is not None]
         return op.operands[:2] if op.kind == OpKind.DOT else op.operands
 
-    walk_back(value, producers, 512, visit)
+    walk_upstream(value, producers, visit, bound=512)
     return found
 
 

@@ -7,7 +7,7 @@ loop's end (so the accumulator is one live value at a time, as in the compiler's
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -268,25 +268,6 @@ def producers(live: Liveness) -> dict[int, Op]:
     """Value id → the op that defines it (memoised with `derived`: do not mutate it)."""
     return derived(live, "producers", lambda: {v.id: s.op for s in live.steps if not s.is_end
                                                for v in s.op.all_results()})
-
-
-def walk_back(start: Value, producers: Mapping[int, Op], limit: int, visit: Callable[[Op, Value], Iterable[Value]],
-              carried: Mapping[int, tuple[Value, ...]] | None = None) -> None:
-    """Walk a value's producers backwards, at most `limit` values, each once: `visit(op, value)` sees the op
-    that produced `value` and returns the operands to follow; values in `carried` (loop-carried merges)
-    are followed to what flows into them instead."""
-    stack, seen = [start], set()
-    while stack and len(seen) < limit:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if carried is not None and v.id in carried:
-            stack.extend(carried[v.id])
-            continue
-        op = producers.get(v.id)
-        if op is not None:
-            stack.extend(visit(op, v))
 
 
 # ops whose result depends only on their operands (a load or a reduction of a loop-varying tile does not

@@ -17,11 +17,11 @@ from kernlint.analysis.operand_loads import (  # noqa: F401 - numel is imported 
     fma_dot as _fma_dot, narrow_async_copy as _narrow_async_copy, numel,
     mn_major_8bit_b as _mn_major_8bit_b, register_loaded_b as _register_loaded_b, scalar_loaded as _scalar_loaded,
 )
-from kernlint.analysis.liveness import (Liveness, carried_inits, invariant_load, loop_ops, producers as producers_of,
-                                        walk_back)
+from kernlint.analysis.liveness import Liveness, carried_inits, invariant_load, loop_ops, producers as producers_of
 from kernlint.hardware.specs import MMA_FAMILIES, GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.walk import walk_upstream
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ def _feeding_loads(operand: Value, producers: Mapping[int, Op], loop_id: int,
             return ()
         return [v for v in op.operands if v.shape]
 
-    walk_back(operand, producers, 64, visit)
+    walk_upstream(operand, producers, visit)
     return [] if from_mma else found
 
 
@@ -128,7 +128,7 @@ def transposed_source(operand: Value, producers: Mapping[int, Op], inside: Calla
             found.append(op.operands[0])
         return [v for v in op.operands if v.shape]
 
-    walk_back(operand, producers, 64, visit)
+    walk_upstream(operand, producers, visit)
     return found[0] if found else None
 
 

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.analysis.axis_info import load_vector_bytes
-from kernlint.analysis.liveness import Liveness, Step, producers as producers_of, walk_back
+from kernlint.analysis.liveness import Liveness, Step, producers as producers_of
 from kernlint.analysis.placement import numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer, pointee
+from kernlint.ir.walk import bounded_walk, walk_upstream
 
 
 def element_wise_load_costs(live: Liveness, env: Mapping[str, Any], threads: int) -> dict[int, float]:
@@ -70,7 +71,7 @@ def _gathered_in_place(live: Liveness, pointer: Value, load: Step, producers: Ma
             return ()
         return op.operands if op.kind in _ADDRESS_OPS else ()
 
-    walk_back(pointer, producers, 64, visit)
+    walk_upstream(pointer, producers, visit)
     return found
 
 
@@ -102,19 +103,16 @@ def vectorised_offset_costs(live: Liveness, env: Mapping[str, Any], threads: int
         if vec <= index_vector:
             continue
         # the offset tiles the pointer is built from: element-wise arithmetic, casts and broadcasts of its shape
-        stack, seen = [pointer], set()
-        while stack and len(seen) < 24:
-            v = stack.pop()
-            if v.id in seen or tuple(v.shape) != tuple(pointer.shape):
-                continue
-            seen.add(v.id)
+        for v in bounded_walk((pointer,), lambda v: _offset_operands(producers.get(v.id)), bound=24,
+                              admit=lambda v: tuple(v.shape) == tuple(pointer.shape)):
             if v.id in costs and not is_pointer(v.dtype) and v.dtype in ("i64", "u64"):
                 size = numel(v, env)
                 if size:
                     per_thread = max(1, math.ceil(size / threads))
                     cost = 2.0 * math.ceil(per_thread / min(per_thread, vec))
                     out[v.id] = min(out.get(v.id, costs[v.id]), cost)
-            p = producers.get(v.id)
-            if p is not None and p.kind in (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW):
-                stack.extend(p.operands)
     return out
+
+
+def _offset_operands(op: Op | None) -> tuple[Value, ...]:
+    return op.operands if op is not None and op.kind in (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW) else ()

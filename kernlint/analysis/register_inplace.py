@@ -21,9 +21,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
+from kernlint.analysis.liveness import Liveness, derived, readers
 from kernlint.analysis.placement import _producer_map, numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer
+from kernlint.ir.walk import walk_upstream
 
 # a streamed load keeps the vector being stored and the next one in flight (the SASS above): 2 × 16 bytes
 IN_FLIGHT_BYTES = 32
@@ -106,7 +107,7 @@ def in_place_streams(live: Liveness) -> dict[int, int]:
                 return ()
             return p.operands if p.kind in _CHAIN else ()
 
-        walk_back(op.operands[1], producers, 64, visit)
+        walk_upstream(op.operands[1], producers, visit)
         if not loads or not all(u.kind in _STREAM_USERS and where.get(u.id) == step.loops
                                 for v in tiles for u in ops_of.get(v.id, ())):
             continue

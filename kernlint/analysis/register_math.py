@@ -14,7 +14,8 @@ three; sm_100 is within 2 of sm_90 on every call.
 from __future__ import annotations
 
 from kernlint.analysis.liveness import Liveness, producers
-from kernlint.ir.nodes import OpKind, Value
+from kernlint.ir.nodes import Op, OpKind, Value
+from kernlint.ir.walk import bounded_walk
 
 MATH_TEMPORARIES: dict[str, int] = {"sin": 11, "cos": 11, "log": 6, "tanh": 6, "erf": 4, "pow": 6, "erfinv": 6,
                                     "acosh": 2}
@@ -48,17 +49,9 @@ def math_temporaries(live: Liveness) -> dict[int, float]:
         if not extra:
             continue
         start = i
-        todo: list[Value] = list(step.op.operands)
-        seen: set[int] = set()
-        while todo and len(seen) < _CHAIN_LIMIT:
-            v = todo.pop()
-            if v.id in seen or v.id not in live.intervals:
-                continue
-            seen.add(v.id)
+        for v in bounded_walk(step.op.operands, lambda v: _chain_operands(producer.get(v.id)), bound=_CHAIN_LIMIT,
+                              admit=lambda v: v.id in live.intervals):
             start = min(start, live.intervals[v.id][0])
-            op = producer.get(v.id)
-            if op is not None and op.kind in (OpKind.ELEMENTWISE, OpKind.CAST):
-                todo.extend(op.operands)
         for j in range(start, i + 1):
             out[j] = max(out.get(j, 0.0), float(extra))
     return out
@@ -66,3 +59,7 @@ def math_temporaries(live: Liveness) -> dict[int, float]:
 
 # values followed back from a call through its element-wise chain (a bound: chains in real kernels are short)
 _CHAIN_LIMIT = 32
+
+
+def _chain_operands(op: Op | None) -> tuple[Value, ...]:
+    return op.operands if op is not None and op.kind in (OpKind.ELEMENTWISE, OpKind.CAST) else ()

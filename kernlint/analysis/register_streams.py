@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
+from kernlint.analysis.liveness import Liveness, derived, readers
 from kernlint.analysis.placement import _producer_map
 from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
+from kernlint.ir.walk import walk_upstream
 
 _CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
 _STREAM_USERS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.STORE)
@@ -75,7 +76,7 @@ def _element_wise_sources(start: Value, producers: Mapping[int, Op], where: Mapp
                     return (else_value,)
         return ()
 
-    walk_back(start, producers, 64, visit)
+    walk_upstream(start, producers, visit)
     return tiles, loads, outside
 
 
@@ -164,7 +165,7 @@ def _private_addresses(live: Liveness, loads: list[Op], loops: tuple[int, ...]) 
 
     for ld in loads:
         if ld.operands:
-            walk_back(ld.operands[0], producers, 64, visit)
+            walk_upstream(ld.operands[0], producers, visit)
     load_ids = {ld.id for ld in loads}
     changed = True
     while changed:

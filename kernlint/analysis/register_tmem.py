@@ -22,13 +22,13 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import (Liveness, producers as producers_of, readers as readers_of, step_positions,
-                                       walk_back)
+from kernlint.analysis.liveness import Liveness, producers as producers_of, readers as readers_of, step_positions
 from kernlint.analysis.placement import DotPlacement, _source_load, mma_family, numel
 from kernlint.analysis.register_merges import merge_sources
 from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.walk import walk_upstream
 
 TCGEN05_LD_MAX_WORDS = 128  # .32x32b.x128: the widest tcgen05.ld, 128 registers per thread
 FOLDED_READ_SHARE = 0.75    # the earlier fitted tcgen05 epilogue share, kept for `acc += dot` (see above)
@@ -210,7 +210,7 @@ def _reaches_tmem(value: Value, in_tmem: set[int], producers: Mapping[int, Op], 
         return ()
 
     if not found:
-        walk_back(value, producers, 32, visit)
+        walk_upstream(value, producers, visit, bound=32)
     return found
 
 

@@ -19,6 +19,7 @@ from kernlint.analysis.liveness import Liveness, readers, producers as producers
 from kernlint.analysis.access_layout import Access, memory_shapes
 from kernlint.analysis.smem_reduce import tile_layout
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
+from kernlint.ir.walk import bounded_walk
 
 # ops that rename a tile without touching its registers (the widened value may pass through them)
 _RENAMING = (OpKind.VIEW, OpKind.RESHAPE)
@@ -43,19 +44,15 @@ def _reduced_row_by_row(value: Value, read_by: Mapping[int, list[Op]], order: Ma
     """Is `value` reduced (through element-wise ops) by a reduction with ≥ 2 rows per thread, and read again
     after that reduction? (`order`: op id → its step in program order.)"""
     last_read = max((order.get(op.id, -1) for op in read_by.get(value.id, [])), default=-1)
-    stack, seen = [value], set()
-    while stack and len(seen) < 16:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
+    def computed(v: Value) -> list[Value]:   # what element-wise readers make of it
+        return [op.result for op in read_by.get(v.id, [])
+                if op.kind in (OpKind.ELEMENTWISE, OpKind.CAST) and op.result is not None]
+
+    for v in bounded_walk((value,), computed, bound=16):
         for op in read_by.get(v.id, []):
-            if op.kind == OpKind.REDUCE:
-                if order.get(op.id, last_read) < last_read and _rows_per_thread(op, producers, env, memory,
-                                                                                 num_warps) >= 2:
-                    return True
-            elif op.kind in (OpKind.ELEMENTWISE, OpKind.CAST) and op.result is not None:
-                stack.append(op.result)
+            if op.kind == OpKind.REDUCE and order.get(op.id, last_read) < last_read \
+                    and _rows_per_thread(op, producers, env, memory, num_warps) >= 2:
+                return True
     return False
 
 

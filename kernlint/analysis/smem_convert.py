@@ -29,11 +29,12 @@ from kernlint.analysis import layout_ops
 from kernlint.analysis.axis_info import Contiguity, order_from_contiguity, tile_shape
 from kernlint.analysis.linear_layout import (Layout, blocked, mma_accumulator, needs_shared_memory, scratch_elements,
                                              slice_of)
-from kernlint.analysis.liveness import Liveness, derived, walk_back
+from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.placement import DotPlacement, numel
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.walk import walk_upstream
 
 THREADS_PER_WARP = 32
 _PASS_THROUGH = (OpKind.ELEMENTWISE, OpKind.CAST)
@@ -151,7 +152,7 @@ def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping
                 return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
             return ()
 
-        walk_back(value, producers, 256, visit, carried)
+        walk_upstream(value, producers, visit, bound=256, through=carried)
         if found is None:
             return None
         return found[0], found[1], biggest_load or 0
@@ -278,7 +279,7 @@ def _interleave_operand(value: Value, producers: Mapping[int, Op], env: Mapping[
             return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
         return ()
 
-    walk_back(value, producers, 32, visit)
+    walk_upstream(value, producers, visit, bound=32)
     return found[0] if found else None
 
 
@@ -324,7 +325,7 @@ def _shaped_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, 
             return [x for x in op.operands if x.shape and tile_shape(x, env) == shape]
         return ()
 
-    walk_back(value, producers, 64, visit)
+    walk_upstream(value, producers, visit)
     if not found:
         return None
     op = found[0]
@@ -369,7 +370,7 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
             return ()
         return [x for x in op.operands if x.shape] if op.kind in (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW) else ()
 
-    walk_back(value, producers, 64, visit, derived(live, "merge sources", lambda: _merge_sources(live)))
+    walk_upstream(value, producers, visit, through=derived(live, "merge sources", lambda: _merge_sources(live)))
     if not narrow:
         return 0
     size = numel(value, env)

@@ -25,7 +25,7 @@ from kernlint.analysis.linear_layout import (
     needs_shared_memory,
     scratch_elements,
 )
-from kernlint.analysis.liveness import Liveness, derived, readers, walk_back
+from kernlint.analysis.liveness import Liveness, derived, readers
 from kernlint.analysis.smem_convert import (
     _PASS_THROUGH,
     Conversion,
@@ -35,6 +35,7 @@ from kernlint.analysis.smem_convert import (
 )
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
+from kernlint.ir.walk import walk_upstream
 
 THREADS_PER_WARP = 32
 
@@ -90,7 +91,7 @@ def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str
                     out.append((found[0], max(8, int(8 * element_bytes(v.dtype)))))
             return ()
 
-        walk_back(value, producers, 64, visit)
+        walk_upstream(value, producers, visit)
         return out
 
     out: list[Conversion] = []

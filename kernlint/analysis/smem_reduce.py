@@ -37,6 +37,7 @@ from kernlint.analysis.axis_info import tile_shape
 from kernlint.analysis.liveness import Liveness
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
+from kernlint.ir.walk import bounded_walk
 
 LANES = 32
 
@@ -202,20 +203,17 @@ def tile_layout(value: Value, producers: Mapping[int, Op], env: Mapping[str, Any
     dims = _dims(value, env)
     if dims is None:
         return None
-    stack, seen = [value], set()
-    while stack and len(seen) < 32 and depth < 4:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
+    def same_shape_operands(v: Value) -> list[Value]:
         op = producers.get(v.id)
-        if op is None:
-            continue
-        if op.kind == OpKind.RESHAPE and op.operands and _dims(op.operands[0], env):
+        if op is None or op.kind not in (OpKind.ELEMENTWISE, OpKind.CAST):
+            return []
+        return [x for x in op.operands if x.shape == value.shape]
+
+    for v in bounded_walk((value,), same_shape_operands, bound=32) if depth < 4 else ():
+        op = producers.get(v.id)
+        if op is not None and op.kind == OpKind.RESHAPE and op.operands and _dims(op.operands[0], env):
             src = tile_layout(op.operands[0], producers, env, memory, num_warps, depth + 1)
             return reshaped_layout(src, dims) if src is not None else None
-        if op.kind in (OpKind.ELEMENTWISE, OpKind.CAST):
-            stack.extend(x for x in op.operands if x.shape == value.shape)
     return blocked_layout(dims, size_per_thread(dims, memory, num_warps), num_warps, memory_order(dims, memory))
 
 

@@ -17,6 +17,7 @@ from kernlint.analysis.liveness import Liveness
 from kernlint.analysis.smem_reduce import Layout, ScratchUse, _dims, blocked_layout
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
+from kernlint.ir.walk import bounded_walk
 
 
 def reduced_store_conversions(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
@@ -124,22 +125,22 @@ def _loaded_join_dtype(value: Value, producers: Mapping[int, Op],
                                                           if x.shape == v.shape)
 
     best: tuple[int, str] | None = None   # (distance from the store, dtype) of the deepest join
-    stack: list[tuple[Value, int]] = [(value, 0)]
-    seen: set[int] = set()
-    while stack and len(seen) < 64:
-        v, dist = stack.pop()
-        if v.id in seen or not from_reduce(v):
-            continue
-        seen.add(v.id)
+
+    def expand(item: tuple[Value, int]) -> list[tuple[Value, int]]:
+        nonlocal best
+        v, dist = item
         op = producers.get(v.id)
         if op is None or op.kind not in (OpKind.ELEMENTWISE, OpKind.CAST):
-            continue
+            return []
         same = [x for x in op.operands if x.shape == v.shape]
         inside = [x for x in same if from_reduce(x)]
         if inside and any(loaded(x) for x in same if not from_reduce(x)):
             if best is None or dist >= best[0]:
                 best = (dist, inside[0].dtype)
-        stack.extend((x, dist + 1) for x in inside)
+        return [(x, dist + 1) for x in inside]
+
+    for _ in bounded_walk([(value, 0)], expand, key=lambda item: item[0].id, admit=lambda item: from_reduce(item[0])):
+        pass
     return best[1] if best else None
 
 
@@ -173,16 +174,14 @@ def _expanded_row(value: Value, dims: tuple[int, ...] | None, producers: Mapping
 def _reduced_source(value: Value, producers: Mapping[int, Op],
                     reduce_layouts: Mapping[int, tuple[Layout, int]]) -> tuple[Layout, int] | None:
     """The layout and axis of the 2-D reduction a 1-D stored value is (element-wise) computed from."""
-    stack, seen = [value], set()
-    while stack and len(seen) < 32:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
+    def same_shape_operands(v: Value) -> list[Value]:
+        op = producers.get(v.id)
+        if op is None or op.kind not in (OpKind.ELEMENTWISE, OpKind.CAST):
+            return []
+        return [x for x in op.operands if x.shape == value.shape]
+
+    for v in bounded_walk((value,), same_shape_operands, bound=32):
         if v.id in reduce_layouts:
             layout, axis = reduce_layouts[v.id]
             return (layout, axis) if len(layout.bits) == 2 else None
-        op = producers.get(v.id)
-        if op is not None and op.kind in (OpKind.ELEMENTWISE, OpKind.CAST):
-            stack.extend(x for x in op.operands if x.shape == value.shape)
     return None

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kernlint.analysis.liveness import Liveness, derived, step_positions, walk_back
+from kernlint.analysis.liveness import Liveness, derived, step_positions
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
+from kernlint.ir.walk import walk_upstream
 
 LABEL = "staged A operand"
 _THROUGH = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW, OpKind.RESHAPE, OpKind.TRANS)
@@ -56,7 +57,7 @@ def _through_where(operand: Value, producers: Mapping[int, Op], merges: Mapping[
             found["where"] = True
         return [x for x in op.operands if x.shape]
 
-    walk_back(operand, producers, 256, visit, merges)
+    walk_upstream(operand, producers, visit, bound=256, through=merges)
     return found["where"] and not found["dot"]
 
 
