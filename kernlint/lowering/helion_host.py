@@ -156,6 +156,7 @@ class HelionHostCode(_Base):
         t = self.new_tensor(name, line, dtype)
         if like is not None:
             self.dims[name] = dict(self.dims.get(like.name, {}))
+            self.like[name] = like
         elif node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
             shape = self.expr(node.args[0].value, env)
             if isinstance(shape, Tup):

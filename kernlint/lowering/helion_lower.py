@@ -36,6 +36,8 @@ class HelionLowerer(HelionHostCode, Lowerer):
         self.kernel = kernel
         self.slots: list[Slot] = []
         self.rdims: dict[str, RDim] = {}
+        self.rdim_alias: dict[str, str] = {}            # extent text → the extent text of its rdim
+        self.like: dict[str, HTensor] = {}              # `empty_like(x)` allocations → x
         self.extents: dict[str, Expr] = {}
         self.dims: dict[str, dict[int, Expr]] = {}      # tensor name → known extents per dim
         self.ranks: dict[str, int] = {}
@@ -57,7 +59,21 @@ class HelionLowerer(HelionHostCode, Lowerer):
 
     def rdim_for(self, extent: Expr, line: int) -> Expr:
         text = str(extent)
+        text = self.rdim_alias.get(text, text)
         if text not in self.rdims:
+            # Helion gives full slices of equal size one reduction dimension (the size comparison in
+            # CompileEnvironment.allocate_reduction_dimension), and a slice stored into or combined with
+            # another must have its size. A size the host code never names (`weight[:]`'s `weight.size(0)`,
+            # an output allocated before its input's sizes were read) therefore joins the kernel's one
+            # reduction dimension; a named one takes over a lone unnamed one.
+            (only,) = self.rdims.values() if len(self.rdims) == 1 else (None,)
+            if only is not None and _unnamed(text):
+                self.rdim_alias[text] = only.extent_text
+                return Sym(only.symbol)
+            if only is not None and _unnamed(only.extent_text):
+                self.rdim_alias[only.extent_text] = text
+                self.rdims = {text: RDim(only.symbol, extent, text, only.line)}
+                return Sym(only.symbol)
             self.rdims[text] = RDim(f"rdim_{len(self.rdims)}", extent, text, line)
         return Sym(self.rdims[text].symbol)
 
@@ -71,6 +87,9 @@ class HelionLowerer(HelionHostCode, Lowerer):
         rank = self.ranks.get(t.name)
         if axis not in dims and rank is not None and axis - rank in dims:  # set as size(-1) before the rank was known
             dims[axis] = dims[axis - rank]
+        like = self.like.get(t.name)
+        if axis not in dims and like is not None:  # `torch.empty_like(x)`: x's sizes, read before or after
+            return self.tensor_dim(like, axis)
         if axis not in dims:
             dims[axis] = self.extent_sym(f"{t.name}.size({axis})")
         return dims[axis]
@@ -293,6 +312,11 @@ class HelionLowerer(HelionHostCode, Lowerer):
             value = tl_calls.tile(self, OpKind.CAST, (value,), line, value.shape, t.dtype)  # Helion casts on store
         operands = tuple(v for v in (ptr, value, mask) if isinstance(v, Value))
         self.emit(OpKind.STORE, operands, line, None)
+
+
+def _unnamed(extent_text: str) -> bool:
+    """A size only the lowering names (`weight.size(0)`, `alloc@12.size(1)`), never the host code."""
+    return ".size(" in extent_text
 
 
 def _rooted_in(node: cst.Attribute, env: dict[str, Any]) -> bool:
