@@ -24,8 +24,9 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, readers
 from kernlint.analysis.placement import DotPlacement
-from kernlint.ir.nodes import OpKind, Value
+from kernlint.ir.nodes import Op, OpKind, Value
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.walk import walk_downstream
 
 MMA_ROWS_PER_WARP = 16   # m16 of mma.sync; a wgmma warp group's 64 rows are 4 warps × 16
 MMA_COLS_PER_WARP = 8    # n8 of mma.sync
@@ -62,18 +63,18 @@ def chained_replication(live: Liveness, dots: list[DotPlacement], env: Mapping[s
         if busy >= num_warps:
             continue
         shape = _dims(result, env)
-        slice_ids, frontier, feeds_dot = {result.id}, [result], False
-        while frontier:   # the element-wise forward slice that keeps the product's shape (and layout)
-            value = frontier.pop()
-            for op in users.get(value.id, ()):
-                if op.kind == OpKind.DOT:
-                    feeds_dot = feeds_dot or (value.id in dot_operands and op is not d.op)  # A or B, not the acc
-                    continue
-                nxt = op.result
-                if op.kind in _SAME_LAYOUT_OPS and nxt is not None and nxt.id not in slice_ids \
-                        and _dims(nxt, env) == shape:
-                    slice_ids.add(nxt.id)
-                    frontier.append(nxt)
+        feeds_dot = False
+
+        def visit(op: Op, value: Value) -> tuple[Value, ...]:
+            nonlocal feeds_dot
+            if op.kind == OpKind.DOT:
+                feeds_dot = feeds_dot or (value.id in dot_operands and op is not d.op)  # A or B, not the acc
+                return ()
+            nxt = op.result
+            return (nxt,) if op.kind in _SAME_LAYOUT_OPS and nxt is not None and _dims(nxt, env) == shape else ()
+
+        # the element-wise forward slice that keeps the product's shape (and layout)
+        slice_ids = {v.id for v in walk_downstream((result,), users, visit, bound=None)}
         if feeds_dot:
             for vid in slice_ids:
                 out[vid] = max(out.get(vid, 1.0), num_warps / busy)

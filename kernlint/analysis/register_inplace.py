@@ -24,7 +24,7 @@ from typing import Any
 from kernlint.analysis.liveness import Liveness, derived, readers
 from kernlint.analysis.placement import _producer_map, numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer
-from kernlint.ir.walk import walk_upstream
+from kernlint.ir.walk import bounded_walk, walk_upstream
 
 # a streamed load keeps the vector being stored and the next one in flight (the SASS above): 2 × 16 bytes
 IN_FLIGHT_BYTES = 32
@@ -63,16 +63,12 @@ def pointer_base(address: Value, producers: dict[int, Op]) -> int | None:
 
 def _feeds_other_stores(loads: set[int], own: set[int], ops_of: Mapping[int, list[Op]]) -> bool:
     """Whether the loaded values reach, through any chain of ops, a store or atomic not in `own`."""
-    frontier, seen = list(loads), set()
-    while frontier:
-        vid = frontier.pop()
-        if vid in seen:
-            continue
-        seen.add(vid)
-        for op in ops_of.get(vid, ()):
-            if op.kind in (OpKind.STORE, OpKind.ATOMIC) and op.id not in own:
-                return True
-            frontier.extend(v.id for v in op.all_results())
+    def results(vid: int) -> list[int]:
+        return [v.id for op in ops_of.get(vid, ()) for v in op.all_results()]
+
+    for vid in bounded_walk(list(loads), results, key=lambda vid: vid, bound=None):
+        if any(op.kind in (OpKind.STORE, OpKind.ATOMIC) and op.id not in own for op in ops_of.get(vid, ())):
+            return True
     return False
 
 
@@ -140,18 +136,14 @@ def _address_tiles(accesses: set[int], producers: dict[int, Op], ops_of: Mapping
     """The pointer and offset tiles that only address the update's own loads and stores (`dq_ptr + first_q`,
     `first_q` itself): they are consumed vector by vector with the data (in the SASS every access of the
     update is an immediate offset from one base pair)."""
-    candidates: set[int] = set()
-    frontier = [producers_op.operands[0] for producers_op in
-                (op for ops in ops_of.values() for op in ops) if producers_op.id in accesses]
-    while frontier:
-        v = frontier.pop()
-        if v.id in candidates or not v.shape:
-            continue
+    def addressing(v: Value) -> bool:   # a tile computed by arithmetic, a view or an arange
         op = producers.get(v.id)
-        if op is None or op.kind not in (OpKind.ELEMENTWISE, OpKind.VIEW, OpKind.ARANGE):
-            continue
-        candidates.add(v.id)
-        frontier.extend(op.operands)
+        return bool(v.shape) and op is not None and op.kind in (OpKind.ELEMENTWISE, OpKind.VIEW, OpKind.ARANGE)
+
+    pointers = [producers_op.operands[0] for producers_op in
+                (op for ops in ops_of.values() for op in ops) if producers_op.id in accesses]
+    candidates = {v.id for v in bounded_walk(pointers, lambda v: producers[v.id].operands, bound=None,
+                                             admit=addressing)}
     producing = {vid: producers[vid].id for vid in candidates}
     changed = True
     while changed:   # drop a tile another op reads (a mask comparison, another access)

@@ -20,6 +20,7 @@ from kernlint.analysis.linear_layout import slice_of
 from kernlint.analysis.liveness import Liveness, readers
 from kernlint.analysis.placement import _producer_map
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer, pointee
+from kernlint.ir.walk import bounded_walk
 
 
 def non_affine_offset_costs(live: Liveness, env: Mapping[str, Any], num_warps: int) -> dict[int, float]:
@@ -57,12 +58,13 @@ def _read_in_inner_loop(live: Liveness, vid: int) -> bool:
 def _elements_per_thread(value: Value, users: Mapping[int, list[Op]], env: Mapping[str, Any],
                          num_warps: int) -> int | None:
     """Elements of `value` one thread holds in the first pointer tile it is broadcast into."""
-    frontier, seen, sliced = [value], set(), None
-    while frontier:
-        v = frontier.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
+    sliced = None
+
+    def computed(v: Value) -> list[Value]:   # results of the views, casts and arithmetic reading it
+        return [op.result for op in users.get(v.id, ())
+                if op.result is not None and op.kind in (OpKind.VIEW, OpKind.CAST, OpKind.ELEMENTWISE)]
+
+    for v in bounded_walk((value,), computed, bound=None):
         for op in users.get(v.id, ()):
             r = op.result
             if r is None:
@@ -75,8 +77,6 @@ def _elements_per_thread(value: Value, users: Mapping[int, list[Op]], env: Mappi
                 vec = max(1, min(shape[1], int(16 // max(1.0, element_bytes(pointee(r.dtype))))))
                 layout = slice_of(shape, (1, vec), (1, 0), num_warps, sliced)
                 return 2 ** len(layout.reg)
-            if op.kind in (OpKind.VIEW, OpKind.CAST, OpKind.ELEMENTWISE):
-                frontier.append(r)
     return None
 
 

@@ -26,7 +26,7 @@ from kernlint.analysis.liveness import Liveness, derived, readers
 from kernlint.analysis.placement import _producer_map
 from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
-from kernlint.ir.walk import walk_upstream
+from kernlint.ir.walk import bounded_walk, walk_upstream
 
 _CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
 _STREAM_USERS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.STORE)
@@ -338,27 +338,24 @@ def accumulated_loads(live: Liveness) -> list[tuple[tuple[int, ...], int]]:
         loop = step.loops[-1]
         if loop in unrolled:   # tl.static_range: Triton unrolls it, register_unroll.unrolled_loads counts its loads
             continue
-        frontier, seen, sums, chain = [op.result], set(), set(), []
+        sums, chain = set(), []
         ok = True
-        while frontier and ok:
-            v = frontier.pop()
-            if v.id in seen:
-                continue
-            seen.add(v.id)
-            is_yielded = v.id in yielded.get(loop, set())
+
+        def reading(v: Value) -> list[Op]:
             # a yielded value is also the loop's result: its readers after the loop read the final sum
-            reading = [u for u in users.get(v.id, []) if not is_yielded or loop in where.get(u.id, ())]
+            return [u for u in users.get(v.id, []) if v.id not in yielded.get(loop, set()) or loop in where.get(u.id, ())]
+
+        for v in bounded_walk((op.result,), lambda v: [u.result for u in reading(v)], bound=None):
+            is_yielded = v.id in yielded.get(loop, set())
             if is_yielded:
                 sums.add(v.id)
             else:
                 chain.append(v.id)
-            if not reading and not is_yielded:
+            if (not reading(v) and not is_yielded) or any(
+                    u.kind not in _ACCUMULATE_CHAIN or where.get(u.id) != step.loops or u.result is None
+                    for u in reading(v)):
                 ok = False
-            for u in reading:
-                if u.kind not in _ACCUMULATE_CHAIN or where.get(u.id) != step.loops or u.result is None:
-                    ok = False
-                    break
-                frontier.append(u.result)
+                break
         if ok and sums:
             group, fed = groups.setdefault(loop, ([], set()))
             group.extend(v for v in chain if v not in group)

@@ -6,8 +6,9 @@ from typing import Any
 
 from kernlint.analysis.liveness import Liveness, producers as producers_of, walk_ops
 from kernlint.analysis.placement import numel
-from kernlint.ir.nodes import Op, OpKind
+from kernlint.ir.nodes import Op, OpKind, Value
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.walk import bounded_walk
 
 
 def static_trip_count(op: Op, env: Mapping[str, Any]) -> int | None:
@@ -71,16 +72,8 @@ def unrolled_loads(live: Liveness, env: Mapping[str, Any], hoist_full_tiles: boo
 
 
 def _depends_on(op: Op, targets: set[int], producers: Mapping[int, Op]) -> bool:
-    seen: set[int] = set()
-    stack = [v for v in op.operands]
-    while stack:
-        v = stack.pop()
-        if v.id in targets:
-            return True
-        if v.id in seen:
-            continue
-        seen.add(v.id)
+    def operands(v: Value) -> tuple[Value, ...]:
         producer = producers.get(v.id)
-        if producer is not None and producer.kind != OpKind.FOR:
-            stack.extend(producer.operands)
-    return False
+        return producer.operands if producer is not None and producer.kind != OpKind.FOR else ()
+
+    return any(v.id in targets for v in bounded_walk(op.operands, operands, bound=None))

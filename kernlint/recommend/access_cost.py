@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernlint.ir.nodes import Op, OpKind
+from kernlint.ir.walk import bounded_walk
 from kernlint.frontend.host_facts import KernelSource
 
 
@@ -18,19 +19,15 @@ def mask_aligned(mask: Any, defs: Mapping[int, Op], src: KernelSource, env: Mapp
     argument that gets no divisibility-16 specialisation: a `do_not_specialize` parameter, or a value in the
     bucket that is not a multiple of 16 (Triton's AxisInfo gives the mask constancy 1, so every element is a
     separate predicated scalar load)."""
-    seen, todo = set(), [mask]
-    while todo:
-        v = todo.pop()
-        if v is None or v.id in seen or len(seen) > 32:
-            continue
-        seen.add(v.id)
+    def operands(v: Any) -> tuple[Any, ...]:
+        d = defs.get(v.id)
+        return d.operands if d is not None and d.kind not in (OpKind.LOAD, OpKind.PARAM, OpKind.FOR) else ()
+
+    for v in bounded_walk([mask] if mask is not None else [], operands, bound=33):
         if v.name and (v.name in src.unspecialized or
                        (isinstance(env.get(v.name), int) and not isinstance(env.get(v.name), bool)
                         and env[v.name] % 16 != 0)):
             return False
-        d = defs.get(v.id)
-        if d is not None and d.kind not in (OpKind.LOAD, OpKind.PARAM, OpKind.FOR):
-            todo.extend(d.operands)
     return True
 
 
