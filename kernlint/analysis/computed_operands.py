@@ -40,6 +40,7 @@ from kernlint.analysis.operand_loads import numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.symbolic import as_int
 from kernlint.ir.walk import bounded_walk, walk_upstream
+from kernlint.ir.cache_keys import Analysis
 
 LOOP_INVARIANT_COMPUTED = "loop-invariant computed operand"   # buffer label of a copy made before the loop
 # ops the conversion to the MMA operand layout moves through without data exchange between threads
@@ -78,11 +79,11 @@ class OperandCost:
 
 
 def _raw_loops(live: Liveness) -> dict[int, tuple[int, ...]]:
-    return derived(live, "raw_loops", lambda: {s.op.id: s.loops for s in live.steps if not s.is_end})
+    return derived(live, Analysis.RAW_LOOPS.key(), lambda: {s.op.id: s.loops for s in live.steps if not s.is_end})
 
 
 def _carried_args(live: Liveness) -> dict[int, set[int]]:
-    return derived(live, "carried_arg_sets", lambda: {
+    return derived(live, Analysis.CARRIED_ARG_SETS.key(), lambda: {
         s.op.id: {c.arg.id for c in s.op.carried}
         for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end})
 

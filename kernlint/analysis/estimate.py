@@ -14,6 +14,7 @@ from kernlint.analysis.smem import SMEM_PASSES, SmemEstimate, estimate_smem
 from kernlint.core.diagnostic import Confidence
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import KernelIR, OpKind
+from kernlint.ir.cache_keys import Analysis
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,7 @@ class KernelEstimate:
 
 def shape_symbols(ir: KernelIR) -> frozenset[str]:
     """The names that size a tile or a loop's num_stages (kept on the IR: every estimate of a sweep asks)."""
-    cached = ir.cache.get("shape symbols")
+    cached = ir.cache.get(Analysis.SHAPE_SYMBOLS.key())
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     names: set[str] = set()
@@ -59,7 +60,7 @@ def shape_symbols(ir: KernelIR) -> frozenset[str]:
         stages = op.for_attrs().num_stages if op.kind == OpKind.FOR else None
         if stages is not None:
             names |= stages.free_symbols()
-    ir.cache["shape symbols"] = out = frozenset(names)
+    ir.cache[Analysis.SHAPE_SYMBOLS.key()] = out = frozenset(names)
     return out
 
 
@@ -68,7 +69,7 @@ def _liveness(ir: KernelIR, env: dict[str, Any]) -> Liveness:
     targets; its liveness depends only on the IR and the constexprs (which if-branches are taken), so it
     is kept on the IR, once per binding."""
     try:
-        key = ("liveness", frozenset((k, type(v), v) for k, v in env.items()))
+        key = Analysis.LIVENESS.key(frozenset((k, type(v), v) for k, v in env.items()))
     except TypeError:  # an unhashable constexpr value: no caching
         return compute_liveness(ir, env)
     live = ir.cache.get(key)
@@ -89,7 +90,7 @@ def specialised(ir: KernelIR, env: dict[str, Any]) -> KernelIR:
     if ir.specialise is None or not bound:
         return ir
     try:
-        key = ("specialised", frozenset((k, type(v), v) for k, v in bound.items()))
+        key = Analysis.SPECIALISED.key(frozenset((k, type(v), v) for k, v in bound.items()))
     except TypeError:  # an unhashable constexpr value: lowered each time
         return ir.specialise(bound)
     out = ir.cache.get(key)
@@ -125,7 +126,7 @@ def estimate(ir: KernelIR, config: ConfigPoint, spec: GpuSpec, disabled: frozens
     live = _liveness(ir, env)
     # dot placement takes no num_stages: a config's stage variants share it (a recommend search estimates up to
     # seven of each), kept on the liveness like the other facts of this constexpr binding
-    dots = derived(live, ("dot placement", spec, config.num_warps),
+    dots = derived(live, Analysis.DOT_PLACEMENT.key(spec, config.num_warps),
                    lambda: place_dots(live, env, spec, config.num_warps))
     smem = estimate_smem(live, dots, env, spec, config.num_warps, config.num_stages, disabled)
     # Helion reductions (rdims) are generated as whole-row or looped code that kernlint's IR does not spell

@@ -7,7 +7,7 @@ loop's end (so the accumulator is one live value at a time, as in the compiler's
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -15,6 +15,7 @@ from kernlint.analysis.dead_code import needed_op_ids
 from kernlint.analysis.loop_trips import static_trips
 from kernlint.ir.nodes import KernelIR, Op, OpKind, Region, Value
 from kernlint.ir.symbolic import Unknown
+from kernlint.ir.cache_keys import Analysis, CacheKey
 
 T = TypeVar("T")
 
@@ -33,8 +34,9 @@ class Liveness:
     intervals: Mapping[int, tuple[int, int]]   # value id → (defining step, last using step)
     folded: frozenset[int] = frozenset()       # ids of the loops of one trip (straight-line code to Triton)
     taken: Mapping[int, Value] = field(default_factory=dict)  # merge result id → its value where the `if` is decided
-    # facts derived from this liveness alone (`derived`); shared by the sweep points that share it
-    cache: dict[Hashable, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    # facts derived from this liveness alone (`derived`), under the keys kernlint/ir/cache_keys.py declares;
+    # shared by the sweep points that share it
+    cache: dict[CacheKey, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def live_at(self, index: int) -> list[Value]:
         return [self.values[v] for v, (a, b) in self.intervals.items() if occupies(a, b, index)]
@@ -225,29 +227,30 @@ def _else_starts(steps: list[Step]) -> dict[int, int]:
     return out
 
 
-def derived(live: Liveness, name: Hashable, compute: Callable[[], T]) -> T:
-    """`compute()` memoised on `live`: for facts that depend only on the liveness and the constexprs it was
-    built with (estimate.py shares one Liveness across the num_warps / num_stages / target points of a
-    sweep). Two threads may both compute a missing entry; they store equal values."""
-    if name not in live.cache:
-        live.cache[name] = compute()
-    return live.cache[name]  # type: ignore[no-any-return]
+def derived(live: Liveness, key: CacheKey, compute: Callable[[], T]) -> T:
+    """`compute()` memoised on `live` under `key` (`Analysis.X.key(params)`, kernlint/ir/cache_keys.py): for
+    facts that depend only on the liveness, the constexprs it was built with and the key's parameters
+    (estimate.py shares one Liveness across the num_warps / num_stages / target points of a sweep). Two
+    threads may both compute a missing entry; they store equal values."""
+    if key not in live.cache:
+        live.cache[key] = compute()
+    return live.cache[key]  # type: ignore[no-any-return]
 
 
 def loop_ops(live: Liveness) -> list[Op]:
     """The loop ops in program order (memoised with `derived`)."""
-    return derived(live, "loop_ops", lambda: [s.op for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end])
+    return derived(live, Analysis.LOOP_OPS.key(), lambda: [s.op for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end])
 
 
 def step_positions(live: Liveness) -> dict[int, int]:
     """Op id → its index in live.steps (the opening step of a loop or if; memoised with `derived`: do not
     mutate it). Positions compare program order across the smem and register rules."""
-    return derived(live, "step_positions", lambda: {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end})
+    return derived(live, Analysis.STEP_POSITIONS.key(), lambda: {s.op.id: i for i, s in enumerate(live.steps) if not s.is_end})
 
 
 def carried_inits(live: Liveness) -> dict[int, Value]:
     """Loop-carried block argument id → the value entering the loop (memoised with `derived`)."""
-    return derived(live, "carried_inits", lambda: {c.arg.id: c.init for s in live.steps
+    return derived(live, Analysis.CARRIED_INITS.key(), lambda: {c.arg.id: c.init for s in live.steps
                                                    if s.op.kind == OpKind.FOR and not s.is_end
                                                    for c in s.op.carried})
 
@@ -261,12 +264,12 @@ def readers(live: Liveness) -> dict[int, list[Op]]:
                 for v in s.op.operands:
                     out.setdefault(v.id, []).append(s.op)
         return out
-    return derived(live, "readers", compute)
+    return derived(live, Analysis.READERS.key(), compute)
 
 
 def producers(live: Liveness) -> dict[int, Op]:
     """Value id → the op that defines it (memoised with `derived`: do not mutate it)."""
-    return derived(live, "producers", lambda: {v.id: s.op for s in live.steps if not s.is_end
+    return derived(live, Analysis.PRODUCERS.key(), lambda: {v.id: s.op for s in live.steps if not s.is_end
                                                for v in s.op.all_results()})
 
 
@@ -287,7 +290,7 @@ def loop_invariant(value: Value, loop_id: int, live: Liveness, producers: Mappin
     """Is `value` the same in every iteration of loop `loop_id`: defined outside it, or computed inside it
     only from such values by ops without side effects (no induction variable, block argument or load)?"""
     # the loop's block arguments are defined at its head step, which lies outside it: they change every trip
-    args = derived(live, "carried_args", lambda: {s.op.id: [c.arg.id for c in s.op.carried]
+    args = derived(live, Analysis.CARRIED_ARGS.key(), lambda: {s.op.id: [c.arg.id for c in s.op.carried]
                                                   for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end})
     seen: dict[int, bool] = {a: False for a in args.get(loop_id, ())}
 

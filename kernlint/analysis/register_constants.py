@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from kernlint.analysis.liveness import Liveness, carried_inits, derived, producers
 from kernlint.ir.nodes import OpKind
+from kernlint.ir.cache_keys import Analysis
 
 
 def constant_tiles(live: Liveness) -> set[int]:
@@ -41,4 +42,4 @@ def constant_tiles(live: Liveness) -> set[int]:
             if live.values.get(arg) is not None and live.values[arg].shape and splat(arg):
                 out.add(arg)
         return out
-    return derived(live, "constant tiles", compute)
+    return derived(live, Analysis.CONSTANT_TILES.key(), compute)

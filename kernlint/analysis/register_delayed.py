@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from kernlint.analysis.liveness import Liveness, derived
 from kernlint.analysis.register_streams import sunk_loads
 from kernlint.ir.nodes import OpKind
+from kernlint.ir.cache_keys import Analysis
 
 
 def delayable_loads(live: Liveness, costs: Mapping[int, float]) -> set[int]:
@@ -36,7 +37,7 @@ def delayable_loads(live: Liveness, costs: Mapping[int, float]) -> set[int]:
     looped = {v.id for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD and s.loops
               for v in s.op.all_results()}
     out: set[int] = set()
-    for loads in derived(live, "sunk loads", lambda: sunk_loads(live)):
+    for loads in derived(live, Analysis.SUNK_LOADS.key(), lambda: sunk_loads(live)):
         if not any(v in looped for v in loads):
             continue
         biggest = max(loads, key=lambda v: costs.get(v, 0.0))   # the tile register_streams holds whole

@@ -25,6 +25,7 @@ from kernlint.analysis.liveness import Liveness, derived, readers
 from kernlint.analysis.placement import _producer_map, numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, is_pointer
 from kernlint.ir.walk import bounded_walk, walk_upstream
+from kernlint.ir.cache_keys import Analysis
 
 # a streamed load keeps the vector being stored and the next one in flight (the SASS above): 2 × 16 bytes
 IN_FLIGHT_BYTES = 32
@@ -159,7 +160,7 @@ def _address_tiles(accesses: set[int], producers: dict[int, Op], ops_of: Mapping
 def stream_in_place(live: Liveness, costs: dict[int, float], env: Mapping[str, Any], threads: int) -> None:
     """Scale each in-place streamed load (and its cast) to the share of its elements in flight (in place):
     IN_FLIGHT_BYTES of the loaded type per thread out of the elements a thread holds."""
-    for vid, load_bytes in derived(live, "in-place streams", lambda: in_place_streams(live)).items():
+    for vid, load_bytes in derived(live, Analysis.IN_PLACE_STREAMS.key(), lambda: in_place_streams(live)).items():
         size = numel(live.values[vid], env)
         if vid not in costs or size is None:
             continue

@@ -27,6 +27,7 @@ from kernlint.analysis.placement import _producer_map
 from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.walk import bounded_walk, walk_upstream
+from kernlint.ir.cache_keys import Analysis
 
 _CHAIN = (OpKind.ELEMENTWISE, OpKind.CAST)
 _STREAM_USERS = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.STORE)
@@ -204,13 +205,13 @@ def sink_loads(live: Liveness, costs: dict[int, float], enabled: bool = True, st
     is False where ptxas holds a 2-D reduction's tiles (sm_100)."""
     if not enabled:
         return
-    for loads in derived(live, "sunk loads", lambda: sunk_loads(live)):
+    for loads in derived(live, Analysis.SUNK_LOADS.key(), lambda: sunk_loads(live)):
         biggest = max(loads, key=lambda v: costs.get(v, 0.0))
         for vid in loads:
             if vid != biggest:
                 costs[vid] = costs.get(vid, 0.0) * sunk_share(costs.get(vid, 0.0))
     loaded_ids = {v.id for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD for v in s.op.all_results()}
-    for reduce, group in derived(live, "reduced streams", lambda: reduced_streams(live)):
+    for reduce, group in derived(live, Analysis.REDUCED_STREAMS.key(), lambda: reduced_streams(live)):
         two_d = len(reduce.operands[0].shape) > 1
         if two_d and not streams_2d:
             continue
@@ -235,7 +236,7 @@ TREE_SHARE = 0.3
 def _independent_loops(live: Liveness) -> set[int]:
     """Loops that carry nothing from one iteration to the next (a persistent row loop: `for row in
     tl.range(start, n_rows, step)` with the whole row reduced inside): each iteration is straight-line code."""
-    return derived(live, "independent loops", lambda: {
+    return derived(live, Analysis.INDEPENDENT_LOOPS.key(), lambda: {
         s.op.id for s in live.steps if s.op.kind == OpKind.FOR and not s.is_end and not s.op.carried
         and not s.op.for_attrs().rebinds_outer})
 
@@ -373,7 +374,7 @@ def window_accumulated_loads(live: Liveness, costs: dict[int, float], tensor_cor
         start, end = live.intervals[vid]
         return start, max(end, start + 1)   # half-open, as liveness.occupies
 
-    for group, accumulators in derived(live, "accumulated loads", lambda: accumulated_loads(live)):
+    for group, accumulators in derived(live, Analysis.ACCUMULATED_LOADS.key(), lambda: accumulated_loads(live)):
         if MMA_FAMILIES[tensor_core].holds_accumulated_loads and accumulators > 1:
             continue
         before = {v: costs.get(v, 0.0) for v in group}

@@ -37,6 +37,7 @@ from kernlint.analysis.operand_loads import numel
 from kernlint.analysis.register_streams import accumulated_loads
 from kernlint.hardware.specs import MMA_FAMILIES
 from kernlint.ir.nodes import Op, OpKind, element_bytes
+from kernlint.ir.cache_keys import Analysis
 
 VECTOR_BYTES = 16      # one LDG.E.128
 IN_FLIGHT = 2          # vectors of a load ptxas holds at a time when it streams them one by one
@@ -61,7 +62,7 @@ def stream_short_accumulated_loads(live: Liveness, costs: dict[int, float], env:
     """Scale the values of each in-loop accumulation whose loads are all at most ONE_BY_ONE_MAX vectors a thread
     (and more than IN_FLIGHT) to IN_FLIGHT vectors of the widest load (in place)."""
     loads = {s.op.result.id: s.op for s in live.steps if not s.is_end and s.op.kind == OpKind.LOAD and s.op.result}
-    for group, accumulators in derived(live, "accumulated loads", lambda: accumulated_loads(live)):
+    for group, accumulators in derived(live, Analysis.ACCUMULATED_LOADS.key(), lambda: accumulated_loads(live)):
         if MMA_FAMILIES[tensor_core].holds_accumulated_loads and accumulators > 1:
             continue   # sm_100 holds every load of two or more accumulations (register_streams.py)
         widths = [load_vectors(live, loads[v], env, threads) for v in group if v in loads]

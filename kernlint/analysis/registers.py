@@ -44,6 +44,7 @@ from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.dtypes import PHILOX_RESULTS
 from kernlint.ir.nodes import OpKind, Value, element_bytes, is_pointer, pointee
 from kernlint.ir.symbolic import as_int, shown
+from kernlint.ir.cache_keys import Analysis
 
 __all__ = ["PHILOX_STATE_WORDS", "REGISTER_PASSES", "LiveTile", "RegisterEstimate", "RegisterState",
            "estimate_registers"]
@@ -255,7 +256,7 @@ def _tmem_accumulators(s: RegisterState) -> None:
 
 
 def _streamed_values(s: RegisterState) -> None:
-    s.streamed = derived(s.live, "streamed values", lambda: streamed_values(s.live, s.loaded, s.env))
+    s.streamed = derived(s.live, Analysis.STREAMED_VALUES.key(), lambda: streamed_values(s.live, s.loaded, s.env))
     if s.whole_view:   # only what a reduction consumes still streams into its partial sums
         s.streamed = reduced_only(s.live, s.streamed)
 

@@ -36,6 +36,7 @@ from kernlint.analysis.smem_staged_a import staged_a_operands, staged_a_spans
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
+from kernlint.ir.cache_keys import Analysis
 
 SM100_BARRIER_BYTES = 16
 # One 8-byte mbarrier per pipeline stage for TMA copies (measured, Triton 3.9 sm_90: 3 stages → +24 B,
@@ -112,7 +113,7 @@ def estimate_smem(live: Liveness, dots: list[DotPlacement], env: Mapping[str, An
 def _conversions(s: SmemState) -> None:
     # no num_stages in it: a config's stage variants share it on the liveness, keyed on the very dots list
     # (estimate() keeps one per target and num_warps there; any other list is computed afresh)
-    key = ("conversion scratch", s.num_warps, s.spec.stmatrix, s.spec.ldmatrix, id(s.dots))
+    key = Analysis.CONVERSION_SCRATCH.key(s.num_warps, s.spec.stmatrix, s.spec.ldmatrix, id(s.dots))
     kept = s.live.cache.get(key)
     if kept is None or kept[0] is not s.dots:
         kept = s.live.cache[key] = (s.dots, conversion_scratch(s.live, s.producers, s.env, s.num_warps,
@@ -305,7 +306,7 @@ def _straight_line(s: SmemState) -> None:
 
 def _reductions(s: SmemState) -> None:
     # Reduction/scan scratch (reused; the largest one counts, alongside the buffers of its loop).
-    uses = derived(s.live, ("reduction scratch", s.num_warps, s.spec.stmatrix, s.spec.ldmatrix),   # no num_stages in it
+    uses = derived(s.live, Analysis.REDUCTION_SCRATCH.key(s.num_warps, s.spec.stmatrix, s.spec.ldmatrix),   # no num_stages in it
                    lambda: reduction_scratch(s.live, s.producers, s.env, s.num_warps, s.spec))
     for use in uses:  # smem_reduce.py
         use_loop = None if s.region and use.loop in s.region_keys else use.loop

@@ -35,6 +35,7 @@ from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes, pointee
 from kernlint.ir.symbolic import as_int
 from kernlint.ir.walk import walk_upstream
+from kernlint.ir.cache_keys import Analysis
 
 THREADS_PER_WARP = 32
 _PASS_THROUGH = (OpKind.ELEMENTWISE, OpKind.CAST)
@@ -113,16 +114,16 @@ def _merge_sources(live: Liveness) -> dict[int, tuple[Value, Value]]:
 def conversion_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str, Any],
                        num_warps: int, spec: GpuSpec, dots: Sequence[DotPlacement] = ()) -> list[Conversion]:
     """Scratch bytes of the conversions Triton keeps (one entry per converting op)."""
-    accesses = derived(live, "conversion accesses", lambda: _accesses(live, producers, env))
+    accesses = derived(live, Analysis.CONVERSION_ACCESSES.key(), lambda: _accesses(live, producers, env))
     layouts = _layouts(accesses, num_warps)
     threads = num_warps * THREADS_PER_WARP
     load_layout: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
     for op_id, a in accesses.items():
         if a.is_load:
             load_layout.setdefault(a.shape, layouts[op_id])
-    carried = derived(live, "merge sources", lambda: _merge_sources(live))
+    carried = derived(live, Analysis.MERGE_SOURCES.key(), lambda: _merge_sources(live))
     # what a value inherits its layout from does not depend on num_warps or the target: once per liveness
-    sources: dict[int, tuple[OpKind, Op, int] | None] = derived(live, "conversion sources", dict)
+    sources: dict[int, tuple[OpKind, Op, int] | None] = derived(live, Analysis.CONVERSION_SOURCES.key(), dict)
 
     def source(value: Value) -> tuple[OpKind, Op, int] | None:
         if value.id not in sources:
@@ -370,7 +371,7 @@ def store_conversion_fallback(store: Op, live: Liveness, producers: Mapping[int,
             return ()
         return [x for x in op.operands if x.shape] if op.kind in (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW) else ()
 
-    walk_upstream(value, producers, visit, through=derived(live, "merge sources", lambda: _merge_sources(live)))
+    walk_upstream(value, producers, visit, through=derived(live, Analysis.MERGE_SOURCES.key(), lambda: _merge_sources(live)))
     if not narrow:
         return 0
     size = numel(value, env)

@@ -36,6 +36,7 @@ from kernlint.analysis.smem_convert import (
 from kernlint.hardware.specs import GpuSpec
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.walk import walk_upstream
+from kernlint.ir.cache_keys import Analysis
 
 THREADS_PER_WARP = 32
 
@@ -46,7 +47,7 @@ def gather_scratch(live: Liveness, producers: Mapping[int, Op], env: Mapping[str
     gathers = [s for s in live.steps if not s.is_end and s.op.kind == OpKind.GATHER and len(s.op.operands) == 2]
     if not gathers or num_warps < 1:
         return []
-    accesses = derived(live, "conversion accesses", lambda: _accesses(live, producers, env))
+    accesses = derived(live, Analysis.CONVERSION_ACCESSES.key(), lambda: _accesses(live, producers, env))
     layouts = _layouts(accesses, num_warps)
     threads = num_warps * THREADS_PER_WARP
 

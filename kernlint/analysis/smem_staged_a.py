@@ -23,6 +23,7 @@ from kernlint.analysis.liveness import Liveness, derived, step_positions
 from kernlint.analysis.placement import DotPlacement, _source_load, numel
 from kernlint.ir.nodes import Op, OpKind, Value, element_bytes
 from kernlint.ir.walk import walk_upstream
+from kernlint.ir.cache_keys import Analysis
 
 LABEL = "staged A operand"
 _THROUGH = (OpKind.ELEMENTWISE, OpKind.CAST, OpKind.VIEW, OpKind.RESHAPE, OpKind.TRANS)
@@ -66,7 +67,7 @@ def staged_a_spans(live: Liveness, dots: list[DotPlacement], producers: Mapping[
     """Each staged A tile as (loop, first step, last step, bytes, line), steps indexing live.steps: a straight-
     line region (smem_straight.py) puts them on its own timeline, where adding their peak to the region's
     over-counts tiles that are not alive at the region's peak (fla gdn2: 11,264 B against Triton's 8,192)."""
-    merges = derived(live, "staged-a merges", lambda: _merges(live))
+    merges = derived(live, Analysis.STAGED_A_MERGES.key(), lambda: _merges(live))
     step_of = step_positions(live)
     spans: dict[int, tuple[int | None, int, int, int, int]] = {}   # operand id → (loop, start, end, bytes, line)
     for d in dots:

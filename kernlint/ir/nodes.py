@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from kernlint.ir.attributes import (ArangeAttrs, AxisAttrs, DotAttrs, ElementwiseAttrs, ForAttrs, FullAttrs,
                                     IfAttrs, LoadAttrs, OpAttrs, ParamAttrs, ProgramIdAttrs, ReduceAttrs)
+from kernlint.ir.cache_keys import Analysis, CacheKey
 from kernlint.ir.kinds import OpKind as OpKind   # re-exported: kernlint.ir.nodes.OpKind is the usual import
 from kernlint.ir.symbolic import Expr
 
@@ -157,8 +158,8 @@ class Unmodelled:
     construct: str                     # what was not understood, for the KL002 diagnostic
 
 
-# KernelIR.cache key of the producer/user index (a tuple, so no analysis's string key can collide with it)
-_DEF_USE = ("graph", "def-use")
+# KernelIR.cache key of the producer/user index
+_DEF_USE = Analysis.DEF_USE.key()
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +184,9 @@ class KernelIR:
     # pointer parameters whose element type nothing stated or implied: they took the default (fp16), so a
     # finding that depends on it is only as sure as that assumption (KL101 is then a warning)
     assumed_pointees: tuple[str, ...] = ()
-    # analysis results that depend only on this IR and a constexpr binding (analysis/estimate.py)
-    cache: dict[Any, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    # analysis results that depend only on this IR and a constexpr binding (analysis/estimate.py), under the
+    # keys kernlint/ir/cache_keys.py declares
+    cache: dict[CacheKey, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def name_of(self, value: Value) -> str:
         """The source variable a value was first bound to, for messages."""

@@ -30,6 +30,7 @@ from kernlint.recommend.model import Score, Work, kernel_work, score, score_floo
 from kernlint.recommend.ranking import NEAR_TIE, _equivalence_key, finish, incumbent, kernel_kind, rank
 from kernlint.frontend.host_facts import KernelSource, check_asserts, evaluate_grid, read_kernel_source
 from kernlint.ir.nodes import OpKind
+from kernlint.ir.cache_keys import Analysis
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_SHAPE = 4096          # a host size the bucket does not name
@@ -256,7 +257,7 @@ def _estimate_once(kernel: Any, spec: GpuSpec, values: dict[str, Any], nw: int, 
     target, not on the shape bucket, and a search with shapes unknown ranks every config for three buckets."""
     point = ConfigPoint(values, nw, ns, "cli", kernel.jit.line)
     try:
-        key = ("recommend estimate", spec.key, frozenset(values.items()), nw, ns)
+        key = Analysis.RECOMMEND_ESTIMATE.key(spec.key, frozenset(values.items()), nw, ns)
         hash(key)
     except TypeError:  # an unhashable constexpr value
         return estimate(kernel.ir, point, spec)
