@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kernlint.analysis.configs import ConfigPoint
@@ -50,8 +51,15 @@ def rdim_values(ir: HelionIR, env: dict[str, Any], loops: list[Any]) -> tuple[di
     return values, unknown
 
 
-def helion_default_blocks(ir: HelionIR, rvalues: dict[str, Any]) -> list[int] | str:
-    """Helion's default block size per tile (BlockSizeSpec._fragment in helion/autotuner/config_spec.py)."""
+def helion_default_blocks(ir: HelionIR, rvalues: dict[str, Any],
+                          extent_of: Callable[[str], int | None] | None = None) -> list[int] | str:
+    """Helion's default block size per tunable tile (helion/autotuner/config_spec.py, BlockSizeSpec._fragment):
+    32 with at most two tiles and reduction dimensions of at most 128 elements together (each rounded up to a
+    power of two, persistent); with three or more tiles and a reduction, the largest power of two whose
+    tiles × reduction stay within 32768 elements; else 16 up to 256 reduction elements, 1 above. Each is then
+    clamped to its dimension (`next_power_of_2(extent)`, where `extent_of` knows it) and raised to the dot's
+    minimum for a dot's K tile, even above the dimension (Triton's `min_dot_size` on NVIDIA: K >= 16 for
+    16-bit operands, 8 for 32-bit, 32 for 8-bit; M and N have none)."""
     n = len(ir.tunable_slots)
     if any(r.symbol not in rvalues for r in ir.rdims):
         return "Helion's default block size depends on the runtime size of a full-extent dimension"
@@ -67,7 +75,60 @@ def helion_default_blocks(ir: HelionIR, rvalues: dict[str, Any]) -> list[int] | 
         default = 16
     else:
         default = 1
-    return [default] * n
+    k_min = _dot_k_minimum(ir)
+    out: list[int] = []
+    for s in ir.tunable_slots:
+        extent = extent_of(s.symbol) if extent_of is not None else None
+        cap = _next_pow2(extent) if extent is not None else None
+        block = min(default, cap) if cap is not None else default
+        if s.symbol in k_min:   # the minimum raises the tile's upper bound too (BlockSizeSpec.update_min)
+            block = max(block, k_min[s.symbol])
+        out.append(block)
+    return out
+
+
+def _dot_k_minimum(ir: HelionIR) -> dict[str, int]:
+    """Block-size symbol of a dot's K tile → the K Triton requires for the operands' width."""
+    from kernlint.ir.nodes import OpKind
+    out: dict[str, int] = {}
+    for op, _ in ir.walk():
+        if op.kind != OpKind.DOT:
+            continue
+        dot = op.dot_attrs()
+        k = dot.K
+        dtype = dot.a_dtype or (op.operands[0].dtype if op.operands else "fp16")
+        bits = 8 if dtype in ("fp8e4nv", "fp8e5", "i8", "u8") else 32 if dtype in ("fp32", "i32") else 16
+        for sym in (k.free_symbols() if hasattr(k, "free_symbols") else ()):
+            out[sym] = max(out.get(sym, 1), {8: 32, 16: 16, 32: 8}[bits])
+    return out
+
+
+def slot_extents(ir: HelionIR, env: dict[str, Any]) -> Callable[[str], int | None]:
+    """A tile's extent where its source text is an extent the environment gives (`m`, `x.size(1)`)."""
+    by_symbol = {s.symbol: s.extent for s in ir.slots}
+
+    def extent_of(symbol: str) -> int | None:
+        v = env.get(by_symbol.get(symbol, ""))
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+    return extent_of
+
+
+def helion_default_config(ir: HelionIR, env: dict[str, Any],
+                          extent_of: Callable[[str], int | None] | None = None) -> dict[str, Any] | str:
+    """Helion's default config (`ConfigSpec.default_config()` when no device heuristic promotes a seed: what
+    `autotune_effort="none"` runs, and the autotuner's reference config) as `helion.Config` fields, or why it
+    cannot be known statically. Persistent reductions (`reduction_loops` None), 4 warps, 1 stage; Helion's
+    other defaults (`indexing="pointer"`, `pid_type="flat"`) are what the lowering assumes."""
+    rvals, unknown = rdim_values(ir, env, [])
+    if unknown:
+        return next(iter(unknown.values()))
+    blocks = helion_default_blocks(ir, rvals, extent_of or slot_extents(ir, env))
+    if isinstance(blocks, str):
+        return blocks
+    cfg: dict[str, Any] = {"block_sizes": blocks}
+    if ir.rdims:
+        cfg["reduction_loops"] = [None] * len(ir.rdims)
+    return {**cfg, "num_warps": HELION_NUM_WARPS, "num_stages": HELION_NUM_STAGES}
 
 
 def point_for(kernel: HelionKernel, ir: HelionIR, cfg: HelionConfig | None, extents: dict[str, Any],
@@ -85,7 +146,7 @@ def point_for(kernel: HelionKernel, ir: HelionIR, cfg: HelionConfig | None, exte
     if isinstance(blocks, int):
         blocks = [blocks]
     if blocks is None or isinstance(blocks, Unknown):
-        blocks = helion_default_blocks(ir, rvals) if blocks is None else str(blocks.reason)
+        blocks = helion_default_blocks(ir, rvals, slot_extents(ir, env)) if blocks is None else str(blocks.reason)
         defaulted += [s.symbol for s in slots] if isinstance(blocks, list) else []
     if isinstance(blocks, str):
         unknown.update({s.symbol: blocks for s in slots})

@@ -92,6 +92,7 @@ class Recommendation:
     doubts: list[str] = field(default_factory=list)   # why the time model cannot be trusted for this kernel
     author_configs: list[Candidate] = field(default_factory=list)   # every author config that evaluates
     author_floor_us: float | None = None  # modelled time of the author config the model ranks first
+    author_note: str | None = None       # Helion: where the incumbent comes from (its default config), or why unknown
     notes: list[str] = field(default_factory=list)   # `--verify`: what was verified, dropped or not verified
     pruned: int = 0      # configs not estimated: their time floor ranks them below the top_k (core._search)
 

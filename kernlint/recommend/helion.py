@@ -312,8 +312,12 @@ def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k:
                     c = evaluate(target, {**cfg, "num_warps": nw, "num_stages": ns}, spec, bucket, rec.rejected)
                     if c is not None:
                         cands.append(c)
-    authors = [a for p in target.points if not p.unknown
-               if (a := evaluate(target, author_config(target, p), spec, bucket)) is not None]
+    if target.kernel.helion.configs:
+        authors = [a for p in target.points if not p.unknown
+                   if (a := evaluate(target, author_config(target, p), spec, bucket)) is not None]
+    else:   # no config in the decorator: Helion's default runs (autotune_effort="none") or seeds its autotuner
+        default, rec.author_note = default_incumbent(target, spec, bucket)
+        authors = [a for a in [evaluate(target, default, spec, bucket)] if a is not None] if default else []
     rec.author, rec.author_floor_us = incumbent(authors)
     rec.author_configs = authors
     rec.kind = kernel_kind(target.ir)
@@ -321,6 +325,39 @@ def recommend(target: HelionTarget, spec: Any, bucket: Mapping[str, Any], top_k:
         rec.doubts = ["the model does not cover " + ", ".join(f"line {u.line}: {u.construct}"
                                                              for u in target.ir.unmodelled[:3])]
     return finish(rec, cands, top_k)
+
+
+# Helion 1.5 promotes a device heuristic's seed to the default config (autotuner_heuristics/triton.py:
+# TritonH100MatmulHeuristic, TritonB200*MatmulHeuristic, TritonPointwiseSeedHeuristic, TritonReductionHeuristic,
+# each `promote_seed_to_default`) on these compute capabilities; elsewhere the default is ConfigSpec's own.
+HEURISTIC_DEFAULT_CAPABILITIES = (90, 100)
+
+
+def default_config(target: HelionTarget, bucket: Mapping[str, Any]) -> dict[str, Any] | str:
+    """Helion's own default config for this kernel at the bucket's extents (pipeline.helion.helion_default_config:
+    `ConfigSpec.default_config()` where no device heuristic promotes a seed), or why it is not known."""
+    from kernlint.pipeline.helion import helion_default_config
+    env = _extent_env(target, bucket)
+    return helion_default_config(target.ir, env, lambda sym: _slot_extent(target, sym, env))
+
+
+def default_incumbent(target: HelionTarget, spec: Any, bucket: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The incumbent of a kernel without configs: Helion's default config (what `autotune_effort="none"` runs),
+    or None and why it is not known; the second item is the note on the `author:` line."""
+    cfg = default_config(target, bucket)
+    if isinstance(cfg, str):
+        return None, f"Helion's default config is not known: {cfg}"
+    effort = target.kernel.helion.settings.get("autotune_effort")
+    if spec.capability in HEURISTIC_DEFAULT_CAPABILITIES:
+        return None, (f"on {spec.arch} Helion's default is a device heuristic's seed (matmul, pointwise or "
+                      f"reduction), which kernlint does not model; elsewhere it would be {_fields_text(cfg)}")
+    tuned = "" if effort == "none" else "; Helion autotunes from it at the first call unless autotune_effort='none'"
+    return {k: v for k, v in cfg.items() if not (k == "reduction_loops" and not any(v))}, \
+        "Helion's default config" + tuned
+
+
+def _fields_text(cfg: Mapping[str, Any]) -> str:
+    return "helion.Config(" + ", ".join(f"{k}={v!r}" for k, v in cfg.items()) + ")"
 
 
 def author_config(target: HelionTarget, p: Any) -> dict[str, Any]:

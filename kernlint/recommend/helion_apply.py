@@ -59,7 +59,10 @@ def cli_entries(ka: Any, path: str, spec: Any, shapes: list[dict[str, Any]], top
             if c.stages_note():
                 out.write(f"       {c.stages_note()}\n")
         if rec.author:
-            out.write(f"    author: {config_text(rec.author)}  ({rec.author.score.rationale()})\n")
+            note = f"{rec.author_note}; " if rec.author_note else ""
+            out.write(f"    author: {config_text(rec.author)}  ({note}{rec.author.score.rationale()})\n")
+        elif rec.author_note:
+            out.write(f"    author: not known ({rec.author_note})\n")
         if rec.kept_author:   # the incumbent stays: an entry that applies nothing
             from kernlint.recommend.cli import _keep
             out.write(f"    kept the author's config: {rec.kept_author}\n")
