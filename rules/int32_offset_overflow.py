@@ -4,6 +4,7 @@ from collections.abc import Iterator, Mapping
 
 from kernlint.core.diagnostic import Confidence, Diagnostic, Severity
 from kernlint.ir.nodes import KernelIR, Op, OpKind, Value, is_pointer
+from kernlint.ir.walk import bounded_walk
 from kernlint.pipeline.rule import Case, FileContext, Rule
 
 _SAFE = '''import triton
@@ -179,22 +180,15 @@ def _risky_products(ir: KernelIR) -> Iterator[tuple[Op, Value, bool, int]]:
         o_d * stride_d`. The author widened the term they knew to be large; the int32 products beside it
         index within one row or tile (fla's causal_conv1d, liger's llama4_rope: 17 of the 23 false findings a
         review of the public corpus sampled were of this kind or bounded dims)."""
-        todo, seen = [pointer], set()
-        while todo and len(seen) < 256:
-            vid = todo.pop()
-            if vid in seen:
-                continue
-            seen.add(vid)
-            if vid in pid64:
-                return True
+        def sources(vid: int) -> list[int]:
             op = producer.get(vid)
             if op is None or op.kind in (OpKind.LOAD, OpKind.PARAM, OpKind.FOR):
-                continue
-            if op.kind == OpKind.IF:   # a value merged from `if` branches (IS_VARLEN ? bos : i_b): both count
-                todo.extend(v.id for merge in op.merges if merge[0].id == vid
-                            for v in merge[1:] if hasattr(v, "id"))
-            todo.extend(v.id for v in op.operands)
-        return False
+                return []
+            # a value merged from `if` branches (IS_VARLEN ? bos : i_b): both count
+            merged = [v.id for merge in op.merges if merge[0].id == vid for v in merge[1:] if hasattr(v, "id")]
+            return merged + [v.id for v in op.operands]
+
+        return any(vid in pid64 for vid in bounded_walk((pointer,), sources, key=lambda vid: vid, bound=256))
 
     def reaches_pointer(start: int) -> int | None:
         """None when the product reaches no pointer unwidened, else the most runtime factors an offset it

@@ -102,13 +102,9 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
     blocked: str | None = None
     outside_tile = False
     tile_bytes = 0
-    stack, seen = [operand], set()
-    while stack:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if len(seen) > 256:
+    follow: dict[int, list[Value]] = {}   # value id → the values the walk goes on to from it
+    for visited, v in enumerate(bounded_walk((operand,), lambda v: follow.pop(v.id, []), bound=None), 1):
+        if visited > 256:   # a chain this long is not followed: no verdict
             return None
         if v.id in carried:
             return None
@@ -130,14 +126,14 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
                 continue
         elif loop_id in raw.get(op.id, ()):
             if op.kind == OpKind.IF:
-                stack.extend(x for phi, a, b in op.merges if phi.id == v.id
-                             for x in (a, b) if isinstance(x, Value))
+                follow[v.id] = [x for phi, a, b in op.merges if phi.id == v.id
+                                for x in (a, b) if isinstance(x, Value)]
                 continue
             if op.kind not in _THROUGH:
                 blocked = blocked or f"a {op.kind}"
             elif op.kind == OpKind.ELEMENTWISE and any(not x.shape for x in op.operands):
                 blocked = blocked or "a scalar multiplied in"
-            stack.extend(op.operands)
+            follow[v.id] = list(op.operands)
             continue
         # defined before the loop (a tile, a broadcast vector, a scalar): what enters the loop's chain
         size = numel(v, env)
@@ -165,7 +161,7 @@ def analyse(operand: Value, loop_id: int, live: Liveness, producers: Mapping[int
                 blocked = blocked or f"a {op.kind}"
             elif op.kind == OpKind.ELEMENTWISE and any(not x.shape for x in op.operands):
                 blocked = blocked or "a scalar multiplied in"
-            stack.extend(x for x in op.operands if x.shape)
+            follow[v.id] = [x for x in op.operands if x.shape]
     producer = producers.get(operand.id)
     produced_outside = producer is not None and loop_id not in raw.get(producer.id, ())
     invariant = not feeding and not _uses_loop_scalars(operand, loop_id, live, producers)
