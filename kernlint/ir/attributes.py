@@ -2,9 +2,8 @@
 
 `Op.attrs` holds an instance of the class `ATTRIBUTES` names for the op's kind. `Lowerer.emit` builds it
 from its keyword arguments with `make_attrs`, which rejects a keyword the kind does not declare (an
-internal error: a typo or an attribute no analysis would read). Every field has a default, so an op
-emitted without an attribute reads the same as before this table existed (`carried` is `()`, `fn` is
-None). Readers take the typed view through `Op.for_attrs()`, `Op.elementwise_attrs()` … (each asserts the
+internal error: a typo or an attribute no analysis would read). Every field has a default, the neutral
+value of an attribute the lowering did not give (`carried` is `()`, `fn` is None). Readers take the typed view through `Op.for_attrs()`, `Op.elementwise_attrs()` … (each asserts the
 kind), so mypy checks every attribute name and type.
 
 `OpAttrs` is the base of every class and carries the two compiler hints Triton lets a kernel attach to any
