@@ -20,6 +20,8 @@ from kernlint.core.source_files import DEFAULT_MAX_FILE_BYTES, too_large
 if TYPE_CHECKING:
     import libcst as cst
 
+    from kernlint.frontend.cst_reuse import StatementCache
+
 
 @dataclass(frozen=True, slots=True)
 class ParseFailure:
@@ -240,11 +242,18 @@ def _cpython_syntax_error(text: str) -> SyntaxError | None:
     return None
 
 
-def parse_text(text: str) -> ParsedSource | ParseFailure:
+def parse_text(text: str, reuse: StatementCache | None = None) -> ParsedSource | ParseFailure:
+    """`reuse`: the language server's statements of the document's previous text (kernlint.frontend.cst_reuse);
+    the chunks of `text` it holds are not parsed again."""
     checked = check_syntax(text)
     if isinstance(checked, ParseFailure):
         return checked
     import libcst as cst
+
+    if reuse is not None and checked:
+        assembled = reuse.module(text, parse_ast(text))
+        if assembled is not None:
+            return ParsedSource(text, assembled)
 
     try:
         module = run_deep(cst.parse_module, text)   # a no-op hop when already on the deep-stack thread

@@ -78,7 +78,8 @@ def _parse(path: str, data: bytes, reexports: Reexports | None = None) -> Parsed
     from kernlint.frontend.parse import parse_text
     from kernlint.lowering.lower import ModuleRef
 
-    parsed = parse_text(text)
+    memo = incremental.current()   # the language server: statements of the previous text are re-used
+    parsed = parse_text(text, memo.statements(path) if memo is not None else None)
     if isinstance(parsed, ParseFailure):
         return ParsedFile(path, data, None, parsed, None, None)
     follow = (lambda name: reexports.resolve(name, path)) if reexports is not None else None  # noqa: E731

@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kernlint.frontend.cst_reuse import StatementCache
     from kernlint.pipeline.rule import KernelAnalysis
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -53,6 +54,7 @@ class KernelMemo:
         self._files: dict[str, bytes] = {}   # path -> content digest of every file of the lint (`begin`)
         self.inputs: dict[str, ModuleInputs | None] = {}   # path -> its statements, this lint (api._lint_one)
         self.per_lint: dict[Any, Any] = {}   # results several rules of this lint share (`file_misuses`)
+        self._statements: dict[str, StatementCache] = {}   # path -> libcst statements of its last text
         self.hits = 0
         self.misses = 0
 
@@ -62,6 +64,17 @@ class KernelMemo:
         self._used = {}
         self.inputs = {}
         self.per_lint = {}
+
+    def statements(self, path: str) -> StatementCache:
+        """The libcst statements of `path`'s previous text (kernlint.frontend.cst_reuse): its parse re-uses them."""
+        from kernlint.frontend.cst_reuse import StatementCache
+
+        found = self._statements.get(path)
+        if found is None:
+            if len(self._statements) >= 64:   # the document and the files it imports, not a whole project
+                self._statements.clear()
+            found = self._statements[path] = StatementCache()
+        return found
 
     def context(self, path: str) -> str:
         """Digest of the files of this lint other than `path`: helpers, launches and constants they hold."""
