@@ -7,7 +7,8 @@ The function body is read, never run: assignments, `for` over a static iterable,
 (static_eval.MAX_STEPS), so a function that loops long is refused, not waited for. Anything else (a call it
 cannot evaluate, I/O, attribute stores) gives up with the reason. A function that reads a file (`open`,
 `json.load`, `yaml.safe_load`, ...) is named as the source of the configs: they come from a data file that
-kernlint does not read.
+kernlint does not read. A module-level `get_configs = nvidia_configs` is followed to the function; a name bound
+to one of several functions under module-level conditions (chosen at import time) is refused, naming them.
 """
 from __future__ import annotations
 
@@ -50,19 +51,61 @@ def reads_data_file(fn: cst.FunctionDef) -> str | None:
     return None
 
 
+def _function_aliases(body: Any, functions: set[str], conditional: bool = False,
+                      out: dict[str, tuple[list[str], bool]] | None = None) -> dict[str, tuple[list[str], bool]]:
+    """Module-level `NAME = function` bindings: NAME → (the names it is bound to, whether any binding is
+    conditional: inside a module-level `if`/`try`). Names bound to something else are left out."""
+    out = {} if out is None else out
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Name) \
+                        and (small.value.value in functions or small.value.value in out):
+                    names, cond = out.get(small.targets[0].target.value, ([], False))
+                    out[small.targets[0].target.value] = ([*names, small.value.value], cond or conditional or bool(names))
+        elif isinstance(stmt, (cst.If, cst.Try)):
+            for suite in _suites(stmt):
+                _function_aliases(suite.body, functions, True, out)
+    return out
+
+
+def _suites(stmt: cst.CSTNode) -> list[Any]:
+    out: list[Any] = []
+    todo: list[Any] = [stmt]
+    while todo:
+        node = todo.pop()
+        for attr in ("body", "orelse", "finalbody"):
+            sub = getattr(node, attr, None)
+            if isinstance(sub, cst.IndentedBlock):
+                out.append(sub)
+            elif isinstance(sub, (cst.Else, cst.Finally)) and isinstance(sub.body, cst.IndentedBlock):
+                out.append(sub.body)
+            elif isinstance(sub, cst.If):
+                todo.append(sub)
+        for handler in getattr(node, "handlers", ()):
+            if isinstance(handler.body, cst.IndentedBlock):
+                out.append(handler.body)
+    return out
+
+
 class ModuleFunctions:
     """StaticEvaluator.call_hook for the module-level functions of one file."""
 
     def __init__(self, evaluator: StaticEvaluator, module: cst.Module) -> None:
         self.ev = evaluator
         self.functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        self.aliases = _function_aliases(module.body, set(self.functions))
         self.depth = 0
 
     def __call__(self, call: cst.Call, env: dict[str, Any]) -> Any:
         func = call.func
-        if not isinstance(func, cst.Name) or func.value not in self.functions or func.value in env:
+        if not isinstance(func, cst.Name) or func.value in env:
             return None
-        fn = self.functions[func.value]
+        name = self._resolve(func.value)
+        if name not in self.functions:
+            return None
+        fn = self.functions[name]
         source = reads_data_file(fn)
         if source is not None:
             _give(f"configs from a data file loaded by {func.value}(...) (it calls {source}): not read")
@@ -77,6 +120,28 @@ class ModuleFunctions:
         finally:
             self.depth -= 1
         return _give(f"{func.value}(...) returns nothing")
+
+    def _resolve(self, name: str) -> str:
+        """`AUTOTUNE = get_configs` at module level: the function the name is bound to. A name bound to one of
+        several functions under module-level conditions (gemlite's `get_autotune_config`, chosen by a setting
+        and the vendor at import time) gives up, naming them."""
+        seen: list[str] = []
+        while name in self.aliases and name not in seen and len(seen) < MAX_CALL_DEPTH:
+            seen.append(name)
+            targets, conditional = self.aliases[name]
+            if conditional or len(targets) > 1:
+                ends = sorted(self._ends(seen[0], set()))
+                _give(f"`{seen[0]}` is one of {', '.join(f'{e}()' for e in ends)}, chosen by module-level "
+                      "conditions at import time")
+            name = targets[0]
+        return name
+
+    def _ends(self, name: str, seen: set[str]) -> set[str]:
+        """The module functions a name may be bound to, through every alias."""
+        if name in seen or name not in self.aliases:
+            return {name}
+        seen.add(name)
+        return {e for t in self.aliases[name][0] for e in self._ends(t, seen)}
 
     def _bind_params(self, fn: cst.FunctionDef, call: cst.Call, env: dict[str, Any]) -> dict[str, Any]:
         params = [*fn.params.posonly_params, *fn.params.params]

@@ -59,3 +59,54 @@ def k4(X, n, BM: tl.constexpr):
     facts, _ = collect_module_facts("cfgs.py", cst.parse_module(looping))
     a = next(j for j in facts.jit_functions if j.name == "k4").autotune
     assert a.configs == () and a.unknown_reason is not None
+
+
+ALIASED = '''import triton
+import triton.language as tl
+
+IS_HIP = False
+
+
+def nvidia_configs():
+    return [triton.Config({"BM": bm}, num_warps=w) for bm in (32, 64) for w in (4, 8)]
+
+
+def amd_configs():
+    return [triton.Config({"BM": 16}, num_warps=4)]
+
+
+get_configs = nvidia_configs
+if IS_HIP:
+    get_tuned = amd_configs
+else:
+    get_tuned = nvidia_configs
+
+
+@triton.autotune(configs=get_configs(), key=["n"])
+@triton.jit
+def k_alias(X, n, BM: tl.constexpr):
+    tl.store(X + tl.arange(0, BM), 1.0)
+
+
+@triton.autotune(configs=get_tuned(), key=["n"])
+@triton.jit
+def k_chosen(X, n, BM: tl.constexpr):
+    tl.store(X + tl.arange(0, BM), 1.0)
+'''
+
+
+def test_a_function_bound_to_another_name_at_module_level_is_followed() -> None:
+    facts, _ = collect_module_facts("aliased.py", cst.parse_module(ALIASED))
+    a = next(j for j in facts.jit_functions if j.name == "k_alias").autotune
+    assert a.unknown_reason is None
+    assert [(c.kwargs["BM"], c.options["num_warps"]) for c in a.configs] == [(32, 4), (32, 8), (64, 4), (64, 8)]
+
+
+def test_a_name_bound_under_module_level_conditions_names_the_candidates() -> None:
+    """gemlite's `get_autotune_config` is one of three functions, chosen by its settings and the vendor when the
+    module is imported: kernlint does not guess which."""
+    facts, _ = collect_module_facts("aliased.py", cst.parse_module(ALIASED))
+    a = next(j for j in facts.jit_functions if j.name == "k_chosen").autotune
+    assert a.configs == ()
+    assert "`get_tuned` is one of amd_configs(), nvidia_configs(), chosen by module-level conditions" in (
+        a.unknown_reason or "")
