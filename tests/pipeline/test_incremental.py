@@ -191,3 +191,15 @@ def test_a_data_file_the_autotune_list_comes_from_is_an_input(tmp_path: Path, mo
     again = server.lint_text(uri, doc, 1)
     assert memo.misses == 2
     assert [(p.constexprs["BLOCK"], p.num_warps) for p in again.result.kernels[0].points] == [(256, 8)]
+
+
+def test_statement_names_are_kept_per_statement_not_per_line() -> None:
+    # ModuleInputs keeps each statement's names by its source and columns: two statements on one line differ
+    import ast
+
+    from kernlint.pipeline.incremental import ModuleInputs
+
+    text = "a = 1; b = 2\nc = a\n"
+    for _ in range(2):   # the second time from the kept names
+        inputs = ModuleInputs(text, ast.parse(text))
+        assert inputs.defines == {"a": [0], "b": [1], "c": [2]}
