@@ -7,8 +7,10 @@ function renamed (`matmul_kernel` → `matmul_kernel_3`) so each copy is a disti
 changes one line, like a keystroke, and calls the same `lint_text` the server runs after its debounce:
 parse, kernels, estimates for every config × target, rules, noqa — no LSP transport. `--edit comment`
 changes a comment between kernels, `--edit kernel` a line inside the first kernel. The server reuses the
-analyses of kernels whose inputs did not change (kernlint/pipeline/incremental.py); each run also re-lints the same
-text with those analyses dropped, so both medians come from one run, interleaved.
+analyses of kernels whose inputs did not change (kernlint/pipeline/incremental.py) and libcst's statements of the
+chunks of text that did not change (kernlint/frontend/cst_reuse.py); each run also re-lints the same text with
+both dropped (`forget_analyses`: a whole parse, every kernel analysed), so both medians come from one run,
+interleaved.
 """
 from __future__ import annotations
 

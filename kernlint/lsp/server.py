@@ -131,7 +131,8 @@ class KernlintServer(LanguageServer):
         return memo
 
     def forget_analyses(self) -> None:
-        """Files on disk may have changed (a save, a watched file): the next lints analyse every kernel."""
+        """Files on disk may have changed (a save, a watched file): the next lints analyse every kernel (and parse
+        each document whole once)."""
         self._memos.clear()
 
     def lint_text(self, uri: str, text: str, version: int | None = None) -> Linted:
