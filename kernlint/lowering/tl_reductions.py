@@ -65,6 +65,10 @@ def reduce(lo: "Lowerer", args: tuple[Any, ...], kw: dict[str, Any], line: int, 
         shape = tuple(Const(1) if (i == ax and keep_dims) else d for i, d in enumerate(x.shape)
                       if i != ax or keep_dims)
     dtypes = ("i32",) if fn in ("argmax", "argmin") else tuple(v.dtype for v in xs)
+    if fn in ("max", "min") and len(xs) == 1 and isinstance(with_indices, CV) and with_indices.expr.evaluate({}):
+        # `tl.max(x, return_indices=True)` is the reduction `tl.argmax` runs (triton/language/standard.py): the
+        # value and its i32 index travel together, unpromoted, and both are results
+        fn, dtypes = f"arg{fn}", (x.dtype, "i32")
     return _multi(lo, OpKind.REDUCE, xs, line, shape, dtypes, axis=ax, fn=fn, in_shape=x.shape)
 
 

@@ -102,6 +102,14 @@ def cumsum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, tl.cumsum(x, 0))
+
+
+@triton.jit
+def max_with_index_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    m, i = tl.max(x, axis=0, return_indices=True)
+    tl.store(out_ptr, m)
+    tl.store(out_ptr + 1, i)
 '''
 
 # (kernel, element type, config, metadata.shared) — compiled with Triton 3.9 for sm_90
@@ -112,6 +120,10 @@ PROBE_TRUTH = [
     ("colmax_kernel", "fp32", {"BM": 32, "BN": 1024, "num_warps": 4}, 0),   # warps along the columns
     ("cumsum_kernel", "fp32", {"BLOCK": 1024, "num_warps": 4}, 32),   # 4 warps × 4 B × 2 blocks
     ("cumsum_kernel", "fp16", {"BLOCK": 256, "num_warps": 8}, 16),    # 8 warps × 2 B
+    # tl.max(..., return_indices=True) is argmax's reduction: the value, unpromoted, and its i32 index
+    ("max_with_index_kernel", "fp16", {"BLOCK": 1024, "num_warps": 4}, 24),  # 4 warps × (2 + 4) B
+    ("max_with_index_kernel", "fp16", {"BLOCK": 64, "num_warps": 4}, 12),    # 2 warps hold 64 × (2 + 4) B
+    ("max_with_index_kernel", "fp16", {"BLOCK": 4096, "num_warps": 8}, 48),  # 8 warps × (2 + 4) B
 ]
 
 
